@@ -1,0 +1,1 @@
+"""Insurance back-end: holder post-sales API, partner gateway, insurer integration orchestration."""

@@ -1,0 +1,88 @@
+"""create_app(config): build the collaborators, add middleware and routes, return the app."""
+from __future__ import annotations
+
+import dataclasses
+
+import asyncpg
+import falcon
+import falcon.asgi
+import falcon.media
+import orjson
+import structlog
+
+from app import errors, health, openapi
+from app.config import Config
+from app.db import Database
+from app.middleware import Lifespan, RequestId
+from app.tokens import ISSUER, TokenService
+
+log = structlog.get_logger("app")
+
+# Gateway branches: path prefix -> the secret that signs its tokens.
+GATEWAY_BRANCHES = {
+    "v1": "AUTH_SECRET",
+    "v2": "AUTH_SECRET_V2",
+    "ia/v1": "AUTH_IA_SECRET",
+    "ia/v2": "AUTH_IA_SECRET_V2",
+    "integrations/v1": "AUTH_INTEGRATION_SECRET",
+    "integrations/v2": "AUTH_INTEGRATION_SECRET_V2",
+}
+
+
+@dataclasses.dataclass
+class Services:
+    """What resources may use; built once per app by create_app."""
+
+    config: Config
+    db: Database
+    postsales_tokens: TokenService
+    gateway_tokens: dict[str, TokenService]
+    service_tokens: TokenService
+    lifespan: Lifespan
+
+
+def build_services(config: Config) -> Services:
+    db = Database(config.database_url, config.db_pool_min, config.db_pool_max)
+    return Services(
+        config=config,
+        db=db,
+        postsales_tokens=TokenService(config.secret("POSTSALES_JWT_SECRET"), "postsales",
+                                      config.postsales_jwt_expiration, issuer=f"{ISSUER}-postsales"),
+        gateway_tokens={
+            branch: TokenService(config.secret(secret), f"gateway/{branch}",
+                                 config.gateway_jwt_expiration, issuer=f"{ISSUER}-gateway")
+            for branch, secret in GATEWAY_BRANCHES.items()
+        },
+        service_tokens=TokenService(config.secret("SERVICE_ROLE_SECRET"), "service", 3600,
+                                    issuer=f"{ISSUER}-service"),
+        lifespan=Lifespan(db),
+    )
+
+
+def create_app(config: Config | None = None, services: Services | None = None) -> falcon.asgi.App:
+    """The ASGI app. Tests may pass `services` to reach the same collaborators."""
+    config = config or Config.from_env()
+    services = services or build_services(config)
+    if config.generated_secrets:
+        log.warning("ephemeral_secrets", names=list(config.generated_secrets),
+                    reason="not set in the environment; tokens die with this process")
+
+    app = falcon.asgi.App(middleware=[services.lifespan, RequestId()])
+    json_handler = falcon.media.JSONHandler(dumps=orjson.dumps, loads=orjson.loads)
+    app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
+    app.req_options.strip_url_path_trailing_slash = True
+
+    app.set_error_serializer(errors.serialize_http_error)
+    app.add_error_handler(asyncpg.PostgresError, errors.handle_database_error)
+    app.add_error_handler(Exception, errors.handle_unexpected)
+
+    app.add_route("/healthz", health.Health())
+    app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
+    app.add_route("/openapi.json", openapi.OpenApi())
+
+    # Each surface adds its own routes; imported here so that a surface is one package.
+    from app import gateway, integrations, postsales, trpc
+    for surface in (postsales, gateway, integrations, trpc):
+        surface.add_routes(app, services)
+    return app

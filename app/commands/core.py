@@ -1,0 +1,60 @@
+"""`serve` and `migrate`."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from urllib.parse import urlsplit
+
+from app.commands import config_or_exit, fail
+from app.config import ROOT
+
+
+def sqitch_target(database_url: str) -> str:
+    """postgresql://user@host:port/db -> db:pg://user@host:port/db (sqitch's URI)."""
+    parts = urlsplit(database_url)
+    if parts.scheme not in ("postgres", "postgresql"):
+        fail(f"not a PostgreSQL URL: {parts.scheme}://...", code=2)
+    return "db:pg:" + database_url.split(":", 1)[1]
+
+
+def migrate(args) -> int:
+    config = config_or_exit()
+    if not shutil.which("sqitch"):
+        fail("sqitch is not installed (make setup installs it)")
+    command = ["sqitch", "--chdir", str(ROOT), args.action, sqitch_target(config.admin_database_url)]
+    if args.action == "deploy":
+        command.insert(4, "--verify")
+    elif args.action == "revert":
+        command.insert(4, "-y")
+        if args.to:
+            command += ["--to", args.to]
+    return subprocess.call(command)
+
+
+def serve(args) -> int:
+    import uvicorn
+
+    from app.logging import configure
+    config = config_or_exit()
+    configure(config.log_level)
+    uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
+                workers=args.workers, loop="uvloop", http="httptools", access_log=False,
+                log_level=config.log_level, proxy_headers=True)
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("serve", help="serve the HTTP API with uvicorn")
+    p.add_argument("--host")
+    p.add_argument("--port", type=int)
+    p.add_argument("--workers", type=int, default=1)
+    p.set_defaults(func=serve)
+
+    p = subparsers.add_parser("migrate", help="deploy (and verify) the sqitch changes")
+    p.add_argument("action", nargs="?", default="deploy", choices=["deploy", "verify", "status", "revert"])
+    p.add_argument("--to", help="with revert: the change to revert to")
+    p.set_defaults(func=migrate)
+
+
+

@@ -1,0 +1,155 @@
+"""Configuration: a class with development defaults that the environment overrides.
+
+Nothing is read at import time; `Config.from_env()` is called by `create_app` and the
+command line. In production (`APP_ENV=production`) a missing or short secret stops start-up.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import secrets
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SECRET_NAMES = (
+    "POSTSALES_JWT_SECRET",
+    "AUTH_SECRET",
+    "AUTH_SECRET_V2",
+    "AUTH_IA_SECRET",
+    "AUTH_IA_SECRET_V2",
+    "AUTH_INTEGRATION_SECRET",
+    "AUTH_INTEGRATION_SECRET_V2",
+    "SERVICE_ROLE_SECRET",
+    "OTP_HASH_SECRET",
+)
+MIN_SECRET_BYTES = 32
+
+_DURATION = re.compile(r"^(\d+)([smhd])$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or malformed; start-up must stop."""
+
+
+def parse_duration(name: str, value: str) -> int:
+    """'15m', '1h', '24h', '7d' -> seconds."""
+    match = _DURATION.match(value.strip())
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f"{name}={value!r} is not a duration such as 15m, 1h, 24h or 7d")
+    return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+
+
+def _int(env: dict[str, str], name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not an integer") from None
+    if value < minimum:
+        raise ConfigError(f"{name}={raw!r} must be at least {minimum}")
+    return value
+
+
+def _float(env: dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    env: str = "development"
+    database_url: str = "postgresql://insurance_app@127.0.0.1:5432/insurance"
+    admin_database_url: str = "postgresql://postgres@127.0.0.1:5432/insurance"
+    db_pool_min: int = 2
+    db_pool_max: int = 10
+    host: str = "127.0.0.1"
+    port: int = 8000
+    public_base_url: str = "http://127.0.0.1:8000"
+    sqitch_plan: Path = ROOT / "sqitch.plan"
+    secrets: dict[str, str] = dataclasses.field(default_factory=dict)
+    generated_secrets: tuple[str, ...] = ()
+    postsales_jwt_expiration: int = 3600
+    postsales_otp_ttl: int = 600
+    postsales_otp_max_attempts: int = 5
+    postsales_allowed_origins: tuple[str, ...] = ()
+    gateway_jwt_expiration: int = 3600
+    smtp_url: str = "smtp://127.0.0.1:1025"
+    mail_from: str = "Insurance <no-reply@insurance.invalid>"
+    rate_limit_per_minute: int = 0
+    chat_webhook_url: str = ""
+    queue_token: str = ""
+    integration_max_attempts: int = 8
+    integration_retry_base_seconds: int = 60
+    integration_retry_cap_seconds: int = 6 * 3600
+    http_connect_timeout: float = 5.0
+    http_read_timeout: float = 15.0
+    log_level: str = "info"
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
+
+    def secret(self, name: str) -> str:
+        return self.secrets[name]
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> "Config":
+        env = dict(os.environ if environ is None else environ)
+        mode = env.get("APP_ENV", "development")
+        if mode not in ("development", "test", "production"):
+            raise ConfigError(f"APP_ENV={mode!r} must be development, test or production")
+        found: dict[str, str] = {}
+        generated: list[str] = []
+        for name in SECRET_NAMES:
+            value = env.get(name, "")
+            if mode == "production" and len(value.encode()) < MIN_SECRET_BYTES:
+                state = "missing" if not value else f"shorter than {MIN_SECRET_BYTES} bytes"
+                raise ConfigError(f"{name} is {state}; production refuses to start without it")
+            if not value:
+                value = secrets.token_urlsafe(48)  # ephemeral: tokens die with the process
+                generated.append(name)
+            found[name] = value
+        port = _int(env, "PORT", 8000, 1)
+        host = env.get("HOST", "127.0.0.1")
+        origins = tuple(o.strip() for o in env.get("POSTSALES_ALLOWED_ORIGINS", "").split(",") if o.strip())
+        return cls(
+            env=mode,
+            database_url=env.get("DATABASE_URL", cls.database_url),
+            admin_database_url=env.get("ADMIN_DATABASE_URL", cls.admin_database_url),
+            db_pool_min=_int(env, "DB_POOL_MIN", cls.db_pool_min, 1),
+            db_pool_max=_int(env, "DB_POOL_MAX", cls.db_pool_max, 1),
+            host=host,
+            port=port,
+            public_base_url=env.get("PUBLIC_BASE_URL", f"http://{host}:{port}").rstrip("/"),
+            sqitch_plan=Path(env.get("SQITCH_PLAN", str(cls.sqitch_plan))),
+            secrets=found,
+            generated_secrets=tuple(generated),
+            postsales_jwt_expiration=parse_duration(
+                "POSTSALES_JWT_EXPIRATION", env.get("POSTSALES_JWT_EXPIRATION", "1h")),
+            postsales_otp_ttl=parse_duration("POSTSALES_OTP_TTL", env.get("POSTSALES_OTP_TTL", "10m")),
+            postsales_otp_max_attempts=_int(env, "POSTSALES_OTP_MAX_ATTEMPTS", 5, 1),
+            postsales_allowed_origins=origins,
+            gateway_jwt_expiration=parse_duration(
+                "GATEWAY_JWT_EXPIRATION", env.get("GATEWAY_JWT_EXPIRATION", "1h")),
+            smtp_url=env.get("SMTP_URL", cls.smtp_url),
+            mail_from=env.get("MAIL_FROM", cls.mail_from),
+            rate_limit_per_minute=_int(env, "RATE_LIMIT_PER_MINUTE", 0),
+            chat_webhook_url=env.get("CHAT_WEBHOOK_URL", ""),
+            queue_token=env.get("QUEUE_TOKEN", ""),
+            integration_max_attempts=_int(env, "INTEGRATION_MAX_ATTEMPTS", 8, 1),
+            integration_retry_base_seconds=_int(env, "INTEGRATION_RETRY_BASE_SECONDS", 60, 1),
+            integration_retry_cap_seconds=_int(env, "INTEGRATION_RETRY_CAP_SECONDS", 6 * 3600, 1),
+            http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
+            http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
+            log_level=env.get("LOG_LEVEL", "info").lower(),
+        )

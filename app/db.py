@@ -1,0 +1,107 @@
+"""The asyncpg pool and the one way the app calls SQL: a function, as a role, with claims.
+
+Identity reaches SQL only through the transaction, as in PostgREST: the role is switched and
+the token's claims are set with `set_config(..., true)`. Both happen in the same statement
+as the call, inside a subquery that is evaluated first, so one call is one round trip and
+the settings vanish when the statement's implicit transaction ends:
+
+    SELECT postsales.my_risk_items()
+      FROM (SELECT set_config('role', $1, true),
+                   set_config('request.jwt.claims', $2, true) OFFSET 0) AS _auth
+
+The app login (`insurance_app`, NOINHERIT) holds no table privilege of its own, so a
+function called without the switch is denied; SQL functions always run with `SET
+search_path`, which also keeps them from being inlined into the outer statement (where the
+login's own privileges would apply).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import asyncpg
+import orjson
+import structlog
+
+log = structlog.get_logger("app.db")
+
+ANON = "insurance_anon"
+HOLDER = "insurance_holder"
+CHANNEL = "insurance_channel"
+SERVICE = "insurance_service"
+DASHBOARD = "insurance_dashboard"
+
+_FUNCTION_NAME = re.compile(r"^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$")
+
+
+_AS_ROLE = ("(SELECT set_config('role', $1, true), "
+            "set_config('request.jwt.claims', $2, true) OFFSET 0) AS _auth")
+
+
+def _call_sql(function: str, argc: int) -> str:
+    if not _FUNCTION_NAME.match(function):
+        raise ValueError(f"not a schema-qualified function name: {function!r}")
+    return f"SELECT {function}({', '.join(f'${i}' for i in range(3, argc + 3))}) FROM {_AS_ROLE}"
+
+
+async def _init_connection(conn: asyncpg.Connection) -> None:
+    # json and jsonb arrive as text: resources pass SQL-built JSON through without a
+    # decode/encode round trip; call `orjson.loads` where Python needs the value.
+    for typ in ("json", "jsonb"):
+        await conn.set_type_codec(typ, schema="pg_catalog", encoder=_encode_json,
+                                  decoder=lambda v: v, format="text")
+
+
+def _encode_json(value: Any) -> str:
+    return value if isinstance(value, str) else orjson.dumps(value).decode()
+
+
+class Database:
+    """Calls SQL functions by name as a given role; holds no SQL text of its own."""
+
+    def __init__(self, dsn: str, min_size: int = 2, max_size: int = 10) -> None:
+        self.dsn = dsn
+        self.min_size = min_size
+        self.max_size = max_size
+        self.pool: asyncpg.Pool | None = None
+        self._sql: dict[tuple[str, int], str] = {}
+
+    async def open(self) -> None:
+        try:
+            self.pool = await self._create_pool(self.min_size)
+        except (OSError, asyncpg.PostgresError) as exc:
+            # Start anyway: /healthz answers, /readyz says 503 until the database is back.
+            log.error("database_unreachable_at_startup", error=type(exc).__name__)
+            self.pool = await self._create_pool(0)
+
+    def _create_pool(self, min_size: int):
+        return asyncpg.create_pool(
+            self.dsn, min_size=min_size, max_size=self.max_size, init=_init_connection,
+            statement_cache_size=256,  # every call is then one Bind/Execute of a prepared statement
+        )
+
+    async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
+            self.pool = None
+
+    async def call(self, role: str, claims: str | None, function: str, *args: Any) -> Any:
+        """The value of `function(*args)` run as `role` with `claims` (JSON text).
+
+        Entry-point functions return one value: json(b) for resources to pass through,
+        a scalar, or a composite (an asyncpg Record). A set-returning function would be
+        evaluated in an order SQL does not promise, so none is called this way.
+        """
+        assert self.pool is not None, "Database.open() was not awaited"
+        key = (function, len(args))
+        sql = self._sql.get(key)
+        if sql is None:
+            sql = self._sql[key] = _call_sql(function, len(args))
+        return await self.pool.fetchval(sql, role, claims or "", *args)
+
+    async def ping(self) -> list[str]:
+        """Names of the deployed sqitch changes of this project (also proves the database answers)."""
+        assert self.pool is not None
+        rows = await self.pool.fetch(
+            "SELECT change FROM sqitch.changes WHERE project = 'insurance'")
+        return [r["change"] for r in rows]

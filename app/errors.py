@@ -1,0 +1,130 @@
+"""Errors and the envelope every surface (but tRPC) answers with.
+
+    {"success": false, "error": {"code": "STABLE_CODE", "message": "...", "details": ...},
+     "requestId": "..."}
+
+SQL functions signal domain outcomes with SQLSTATE `PT` + the HTTP status (as PostgREST
+does), the stable code in DETAIL and optional JSON details in HINT:
+
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
+
+Any other database or Python error becomes a generic 500: no SQL text, stack trace or secret
+ever reaches a client; the log keeps the cause with the request id.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import asyncpg
+import falcon
+import orjson
+import structlog
+
+log = structlog.get_logger("app.errors")
+
+DEFAULT_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    409: "CONFLICT",
+    411: "LENGTH_REQUIRED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    422: "UNPROCESSABLE_ENTITY",
+    429: "RATE_LIMITED",
+    500: "INTERNAL_ERROR",
+    503: "SERVICE_UNAVAILABLE",
+}
+
+# Integrity errors a client can cause with valid JSON: a fixed message, never the database's.
+_INTEGRITY = {
+    "23505": (409, "CONFLICT", "resource already exists"),
+    "23503": (422, "UNPROCESSABLE_ENTITY", "a referenced resource does not exist"),
+    "23514": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
+    "23502": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
+    "22P02": (400, "BAD_REQUEST", "malformed value"),
+    "22023": (400, "BAD_REQUEST", "malformed value"),
+    "22003": (422, "UNPROCESSABLE_ENTITY", "value out of range"),
+    "22001": (422, "UNPROCESSABLE_ENTITY", "value too long"),
+}
+
+
+class ApiError(falcon.HTTPError):
+    """An error with a stable code, rendered in the envelope."""
+
+    def __init__(self, status: int, code: str | None = None, message: str = "",
+                 details: Any = None, headers: dict[str, str] | None = None) -> None:
+        super().__init__(falcon.code_to_http_status(status), headers=headers)
+        self.code = code or DEFAULT_CODES.get(status, "ERROR")
+        self.message = message or falcon.code_to_http_status(status).split(" ", 1)[1].lower()
+        self.details = details
+
+
+def bad_request(message: str, code: str = "VALIDATION_ERROR", details: Any = None) -> ApiError:
+    return ApiError(400, code, message, details)
+
+
+def from_database(exc: asyncpg.PostgresError) -> ApiError | None:
+    """The ApiError a database error stands for, or None for an unexpected one (a 500)."""
+    state = exc.sqlstate or ""
+    if state.startswith("PT") and state[2:].isdigit():
+        details = None
+        if exc.hint:
+            try:
+                details = orjson.loads(exc.hint)
+            except orjson.JSONDecodeError:
+                details = exc.hint
+        return ApiError(int(state[2:]), exc.detail or None, exc.message or "", details)
+    if state in _INTEGRITY:
+        status, code, message = _INTEGRITY[state]
+        return ApiError(status, code, message)
+    return None
+
+
+def envelope(code: str, message: str, details: Any = None, request_id: str | None = None) -> bytes:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if details is not None:
+        error["details"] = details
+    body: dict[str, Any] = {"success": False, "error": error}
+    if request_id:
+        body["requestId"] = request_id
+    return orjson.dumps(body)
+
+
+def serialize_http_error(req: falcon.Request, resp: falcon.Response, exc: falcon.HTTPError) -> None:
+    """Falcon's error serializer: every HTTPError (404, 405, ApiError...) in the envelope."""
+    status = exc.status_code
+    if isinstance(exc, ApiError):
+        code, message, details = exc.code, exc.message, exc.details
+    else:
+        code = DEFAULT_CODES.get(status, "ERROR")
+        message = (exc.description or exc.title or "").rstrip(".") or code.lower()
+        details = None
+        if status == 404:
+            message = "resource not found"
+        elif status == 405:
+            message = "method not allowed"
+    resp.content_type = falcon.MEDIA_JSON
+    resp.data = envelope(code, message, details, getattr(req.context, "request_id", None))
+
+
+async def handle_database_error(req: falcon.Request, resp: falcon.Response,
+                                exc: asyncpg.PostgresError, params: dict) -> None:
+    api_error = from_database(exc)
+    if api_error is None:
+        await handle_unexpected(req, resp, exc, params)
+        return
+    raise api_error
+
+
+async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exception,
+                            params: dict) -> None:
+    log.error("unhandled_error", request_id=getattr(req.context, "request_id", None),
+              method=req.method, path=req.path, exc_info=exc)
+    resp.status = falcon.HTTP_500
+    resp.content_type = falcon.MEDIA_JSON
+    resp.data = envelope("INTERNAL_ERROR", "internal server error", None,
+                         getattr(req.context, "request_id", None))

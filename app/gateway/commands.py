@@ -1,0 +1,92 @@
+"""`channels create | list | revoke`: partner channels and their API keys.
+
+The API key is printed once, when created; the database keeps only its SHA-256.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import secrets
+
+import orjson
+
+from app.commands import admin_connection, fail, print_json
+
+BRANCHES = ("v1", "v2", "ia/v1", "ia/v2", "integrations/v1", "integrations/v2")
+API_KEY_PREFIX = "ik_"
+
+
+def new_api_key() -> tuple[str, bytes]:
+    key = API_KEY_PREFIX + secrets.token_urlsafe(32)
+    return key, hashlib.sha256(key.encode()).digest()
+
+
+def _json_object(value: str) -> dict:
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        raise argparse.ArgumentTypeError("not valid JSON") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return parsed
+
+
+def create(args) -> int:
+    key, key_hash = new_api_key()
+    branches = list(dict.fromkeys(args.branch or ["v1"]))
+    with admin_connection() as conn:
+        row = conn.execute(
+            """INSERT INTO insurance.channels (name, branches, api_key_hash, ia_keys, integration_payload)
+               VALUES (%s, %s, %s, %s, %s) RETURNING id, name, branches""",
+            (args.name, branches, key_hash, orjson.dumps(args.ia_keys or {}).decode(),
+             orjson.dumps(args.integration_payload or {}).decode()),
+        ).fetchone()
+    print_json({**row, "apiKey": key})
+    return 0
+
+
+def list_channels(args) -> int:
+    with admin_connection() as conn:
+        rows = conn.execute(
+            "SELECT id, name, branches, active, revoked_at, created_at FROM insurance.channels ORDER BY created_at"
+        ).fetchall()
+    print_json(rows)
+    return 0
+
+
+def revoke(args) -> int:
+    with admin_connection() as conn:
+        row = conn.execute(
+            """UPDATE insurance.channels SET active = false, revoked_at = coalesce(revoked_at, now())
+                WHERE id = %s RETURNING id, name, active, revoked_at""", (args.id,)).fetchone()
+    if row is None:
+        fail(f"no channel with id {args.id}")
+    print_json(row)
+    return 0
+
+
+def _uuid(value: str) -> str:
+    import uuid
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a channel id (a UUID)") from None
+
+
+def register(subparsers) -> None:
+    channels = subparsers.add_parser("channels", help="manage partner channels").add_subparsers(
+        dest="action", metavar="ACTION")
+    channels.required = True
+    p = channels.add_parser("create", help="create a channel and print its API key once")
+    p.add_argument("--name", required=True)
+    p.add_argument("--branch", action="append", choices=BRANCHES,
+                   help="a gateway branch the channel may use; repeatable (default v1)")
+    p.add_argument("--ia-keys", type=_json_object, metavar="JSON", help="AI service keys (ia branches)")
+    p.add_argument("--integration-payload", type=_json_object, metavar="JSON",
+                   help="webhooks and insurer_id (integrations branches)")
+    p.set_defaults(func=create)
+    p = channels.add_parser("list", help="list channels (never their keys)")
+    p.set_defaults(func=list_channels)
+    p = channels.add_parser("revoke", help="revoke a channel: its key and tokens stop working")
+    p.add_argument("--id", required=True, type=_uuid)
+    p.set_defaults(func=revoke)

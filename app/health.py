@@ -1,0 +1,49 @@
+"""GET /healthz (the process answers) and GET /readyz (database reachable, migrations current)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import falcon
+import orjson
+import structlog
+
+from app.db import Database
+
+log = structlog.get_logger("app.health")
+
+
+def planned_changes(plan: Path) -> list[str]:
+    """Change names of a sqitch plan, in order (tags and pragmas skipped)."""
+    names = []
+    for line in plan.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("%", "#", "@")):
+            names.append(line.split()[0])
+    return names
+
+
+class Health:
+    async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.data = b'{"status":"ok"}'
+        resp.content_type = falcon.MEDIA_JSON
+
+
+class Ready:
+    def __init__(self, db: Database, plan: Path) -> None:
+        self.db = db
+        self.planned = planned_changes(plan)
+
+    async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        try:
+            deployed = set(await self.db.ping())
+        except Exception as exc:  # any failure to reach the database means "not ready"
+            log.warning("readyz_database_unreachable", error=type(exc).__name__)
+            resp.status = falcon.HTTP_503
+            resp.data = orjson.dumps({"status": "unavailable", "database": "unreachable"})
+            resp.content_type = falcon.MEDIA_JSON
+            return
+        missing = [name for name in self.planned if name not in deployed]
+        resp.status = falcon.HTTP_503 if missing else falcon.HTTP_200
+        resp.data = orjson.dumps({"status": "unavailable" if missing else "ready",
+                                  "database": "ok", "pendingMigrations": missing})
+        resp.content_type = falcon.MEDIA_JSON

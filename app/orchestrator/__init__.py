@@ -1,0 +1,1 @@
+"""The orchestrator: StandardRiskItem, insurer adapters by provider slug, outcome classification."""

@@ -1,0 +1,105 @@
+"""JWT issue and verification, one `TokenService` per surface or gateway branch.
+
+Each service has its own secret and its own `aud`, so a token is refused outside its
+branch even where two secrets were set equal by mistake. Verification pins HS256 and
+requires exp, iat, iss, aud and sub. Verified tokens are cached (bounded, expiring with
+the token): pyjwt's verify costs about a third of a simple route's budget here.
+"""
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+import jwt
+import orjson
+
+from app.errors import ApiError
+
+ALGORITHM = "HS256"
+LEEWAY_SECONDS = 10
+ISSUER = "insurance-backend"
+
+
+class TokenError(ApiError):
+    pass
+
+
+def missing_bearer() -> TokenError:
+    return TokenError(400, "MISSING_BEARER_TOKEN", "Missing bearer token")
+
+
+def expired_token() -> TokenError:
+    return TokenError(401, "TOKEN_EXPIRED", "Access token expired")
+
+
+def invalid_token() -> TokenError:
+    return TokenError(401, "INVALID_TOKEN", "Invalid access token")
+
+
+def bearer_token(authorization: str | None) -> str:
+    """The token of an `Authorization: Bearer <token>` header, or the seed's 400."""
+    if not authorization:
+        raise missing_bearer()
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token or token.count(".") != 2:
+        raise missing_bearer()
+    return token
+
+
+class VerifiedToken:
+    """Claims of a verified token, and the same claims as JSON text for SQL."""
+
+    __slots__ = ("claims", "claims_json", "expires_at")
+
+    def __init__(self, claims: dict[str, Any]) -> None:
+        self.claims = claims
+        self.claims_json = orjson.dumps(claims).decode()
+        self.expires_at = float(claims["exp"])
+
+
+class TokenService:
+    """Issues and verifies the tokens of one surface or branch."""
+
+    def __init__(self, secret: str, audience: str, lifetime: int, issuer: str = ISSUER,
+                 cache_size: int = 10_000) -> None:
+        self._secret = secret
+        self.audience = audience
+        self.issuer = issuer
+        self.lifetime = lifetime
+        self._cache: dict[str, VerifiedToken] = {}
+        self._cache_size = cache_size
+
+    def issue(self, subject: str, **claims: Any) -> str:
+        now = int(time.time())
+        payload = {"iss": self.issuer, "aud": self.audience, "sub": subject, "iat": now,
+                   "exp": now + self.lifetime, "jti": secrets.token_urlsafe(12), **claims}
+        return jwt.encode(payload, self._secret, algorithm=ALGORITHM)
+
+    def verify(self, token: str) -> VerifiedToken:
+        cached = self._cache.get(token)
+        now = time.time()
+        if cached is not None:
+            if cached.expires_at + LEEWAY_SECONDS > now:
+                return cached
+            del self._cache[token]
+            raise expired_token()
+        try:
+            claims = jwt.decode(
+                token, self._secret, algorithms=[ALGORITHM], audience=self.audience,
+                issuer=self.issuer, leeway=LEEWAY_SECONDS,
+                options={"require": ["exp", "iat", "iss", "aud", "sub"]},
+            )
+        except jwt.ExpiredSignatureError:
+            raise expired_token() from None
+        except jwt.PyJWTError:
+            raise invalid_token() from None
+        verified = VerifiedToken(claims)
+        if len(self._cache) >= self._cache_size:
+            self._cache.clear()  # cheap bound; a full cache refills from hot tokens at once
+        self._cache[token] = verified
+        return verified
+
+    def verify_header(self, authorization: str | None) -> VerifiedToken:
+        return self.verify(bearer_token(authorization))

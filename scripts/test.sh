@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The whole suite on a fresh throwaway database: the sqitch round trip, pgTAP, pytest.
+# Exits non-zero on any failure and drops the database at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+PGHOST=${PGHOST:-127.0.0.1} PGPORT=${PGPORT:-5432}
+export PGHOST PGPORT
+DB=insurance_test_$$_$(date +%s)
+ADMIN_URL=postgresql://postgres@$PGHOST:$PGPORT/$DB
+TARGET=db:pg://postgres@$PGHOST:$PGPORT/$DB
+export SQITCH_FULLNAME="${SQITCH_FULLNAME:-CI}" SQITCH_EMAIL="${SQITCH_EMAIL:-ci@insurance.invalid}"
+
+say() { printf '\n==> %s\n' "$*"; }
+psql_admin() { psql -X -q -v ON_ERROR_STOP=1 -U postgres "$@"; }
+cleanup() {
+  # A job that pg_cron keeps for a dropped database would fail every minute.
+  psql_admin -d "${CRON_DATABASE:-postgres}" -c \
+    "SELECT cron.unschedule(jobid) FROM cron.job WHERE database = '$DB'" >/dev/null 2>&1 || true
+  psql_admin -d postgres -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+say "Dockerfile lint (hadolint)"
+.venv/bin/hadolint Dockerfile
+
+say "sqitch: deploy, verify, revert everything, deploy again ($DB)"
+psql_admin -d postgres -c "CREATE DATABASE \"$DB\""
+sqitch deploy --verify "$TARGET"
+sqitch verify "$TARGET"
+sqitch revert -y "$TARGET"
+leftover=$(psql -X -tA -U postgres -d "$DB" -c \
+  "SELECT string_agg(nspname, ', ') FROM pg_namespace
+    WHERE nspname IN ('insurance', 'postsales', 'gateway', 'integrations', 'outbox', 'dashboard')")
+[ -z "$leftover" ] || { echo "revert left schemas behind: $leftover"; exit 1; }
+sqitch deploy --verify "$TARGET"
+
+say "pgTAP (pg_prove)"
+psql_admin -d "$DB" -c "CREATE EXTENSION IF NOT EXISTS pgtap"
+out=$(mktemp)
+set +e
+pg_prove -U postgres -d "$DB" --ext .sql -r tests/pgtap 2>&1 | tee "$out"
+rc=${PIPESTATUS[0]}
+set -e
+grep -q '^Result: PASS' "$out" || { echo "pg_prove did not pass (no tests counts as a failure)"; exit 1; }
+[ "$rc" = 0 ] || exit "$rc"
+
+say "pytest"
+export APP_ENV=test
+export DATABASE_URL=postgresql://insurance_app@$PGHOST:$PGPORT/$DB
+export ADMIN_DATABASE_URL=$ADMIN_URL
+.venv/bin/pytest "$@"

@@ -1,0 +1,24 @@
+-- Deploy insurance:postsales_otp to pg
+-- requires: schemas
+-- One row per issued one-time password. Only a keyed hash of the code is stored.
+-- History rows let the database enforce the resend cooldown and the hourly cap.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+CREATE TABLE insurance.postsales_otp (
+  id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  email       text NOT NULL CHECK (email = lower(email)),
+  code_hash   bytea NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  expires_at  timestamptz NOT NULL,
+  attempts    integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),  -- failed verifications
+  consumed_at timestamptz,                                       -- set once: single use
+  CHECK (expires_at > created_at)
+);
+CREATE INDEX postsales_otp_email_created_at_idx ON insurance.postsales_otp (email, created_at DESC);
+COMMENT ON TABLE insurance.postsales_otp IS 'Issued post-sales OTPs: keyed hash, expiry, failed attempts';
+
+-- Only SECURITY DEFINER functions of the post-sales change touch it.
+ALTER TABLE insurance.postsales_otp ENABLE ROW LEVEL SECURITY;
+
+COMMIT;

@@ -1,0 +1,4 @@
+-- Revert insurance:beneficiaries from pg
+BEGIN;
+DROP TABLE insurance.beneficiaries;
+COMMIT;

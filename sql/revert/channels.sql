@@ -1,0 +1,4 @@
+-- Revert insurance:channels from pg
+BEGIN;
+DROP TABLE insurance.channels;
+COMMIT;

@@ -1,0 +1,4 @@
+-- Revert insurance:integrations from pg
+BEGIN;
+DROP TABLE insurance.integrations;
+COMMIT;

@@ -1,0 +1,4 @@
+-- Revert insurance:orders from pg
+BEGIN;
+DROP TABLE insurance.orders;
+COMMIT;

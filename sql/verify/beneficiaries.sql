@@ -1,0 +1,3 @@
+-- Verify insurance:beneficiaries on pg
+SELECT id, risk_item_id, name, email, document, relationship, is_holder, share, created_at
+  FROM insurance.beneficiaries WHERE false;

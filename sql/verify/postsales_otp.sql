@@ -1,0 +1,3 @@
+-- Verify insurance:postsales_otp on pg
+SELECT id, email, code_hash, created_at, expires_at, attempts, consumed_at
+  FROM insurance.postsales_otp WHERE false;

@@ -1,0 +1,163 @@
+"""Shared fixtures: the app over ASGI, an operator connection, data factories, live processes.
+
+Tests run against the real PostgreSQL database that `make test` deployed (DATABASE_URL,
+ADMIN_DATABASE_URL). Each test makes its own data with unique ids instead of truncating, so
+tests never depend on each other's rows.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Iterator
+
+import falcon.testing
+import httpx
+import orjson
+import psycopg
+import pytest
+from psycopg.rows import dict_row
+
+from app.app import Services, build_services, create_app
+from app.config import SECRET_NAMES, Config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Fixed secrets, so that tests can sign tokens of every surface themselves.
+TEST_SECRETS = {name: f"test-{name.lower()}-0123456789abcdef0123456789abcdef" for name in SECRET_NAMES}
+
+
+def child_environ(**overrides: str) -> dict[str, str]:
+    """The environment for the app or a child process under test."""
+    env = {**os.environ, "APP_ENV": "test", **TEST_SECRETS}
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture(scope="session")
+def config() -> Config:
+    return Config.from_env(child_environ())
+
+
+@pytest.fixture(scope="session")
+def services(config: Config) -> Services:
+    return build_services(config)
+
+
+@pytest.fixture(scope="session")
+def app(config: Config, services: Services):
+    return create_app(config, services)
+
+
+@pytest.fixture(scope="session")
+async def client(app):
+    """One ASGI lifespan (one pool) for the whole session: ASGIConductor, not TestClient."""
+    async with falcon.testing.ASGIConductor(app) as conductor:
+        yield conductor
+
+
+@pytest.fixture(scope="session")
+def admin() -> Iterator[psycopg.Connection]:
+    """The operator's connection (superuser on the test database), autocommit."""
+    with psycopg.connect(os.environ["ADMIN_DATABASE_URL"], autocommit=True, row_factory=dict_row) as conn:
+        yield conn
+
+
+def unique(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def make_package(admin):
+    def make(variants: tuple[str, ...] = ("travel",), sales: str | None = None,
+             post_sales: str | None = None, **fields: Any) -> dict:
+        pkg = admin.execute(
+            """INSERT INTO insurance.packages (uid, name, sales_integration_slug, post_sales_integration_slug)
+               VALUES (%s, %s, %s, %s) RETURNING *""",
+            (fields.get("uid", unique("pkg")), fields.get("name", "Test package"), sales, post_sales),
+        ).fetchone()
+        for code in variants:
+            admin.execute(
+                """INSERT INTO insurance.package_variants (package_id, code, name, coverages, premium)
+                   VALUES (%s, %s, %s, %s, %s)""",
+                (pkg["id"], code, code.title(), orjson.dumps([{"code": "BASIC", "limit": 1000}]).decode(), 19.9))
+        return pkg
+    return make
+
+
+@pytest.fixture
+def make_risk_item(admin, make_package):
+    def make(package: dict | None = None, holder_email: str | None = None, channel_id: str | None = None,
+             variant: str = "travel", beneficiaries: list[dict] | None = None, **fields: Any) -> dict:
+        package = package or make_package(variants=(variant,))
+        item = admin.execute(
+            """INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant, insured_subject, metadata)
+               VALUES (%s, %s, %s, %s, %s, %s) RETURNING *""",
+            (package["id"], channel_id, fields.get("policy_uid", unique("pol")), variant,
+             orjson.dumps(fields.get("insured_subject", {"name": "Ada Lovelace", "phone": "+34600000000"})).decode(),
+             orjson.dumps(fields.get("metadata", {})).decode()),
+        ).fetchone()
+        rows = list(beneficiaries or [])
+        if holder_email:
+            rows.insert(0, {"name": "Holder", "email": holder_email, "is_holder": True, "share": 100})
+        for b in rows:
+            admin.execute(
+                """INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)
+                   VALUES (%s, %s, %s, %s, %s)""",
+                (item["id"], b["name"], b.get("email"), b.get("is_holder", False), b.get("share", 0)))
+        return item
+    return make
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 20.0, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"process exited with {process.returncode} before {url} answered")
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise TimeoutError(f"{url} did not answer within {timeout}s")
+
+
+@contextlib.contextmanager
+def running(args: list[str], env: dict[str, str], ready_url: str | None = None) -> Iterator[subprocess.Popen]:
+    """A real child process (`python -m app ...`), stopped with SIGTERM at the end."""
+    proc = subprocess.Popen([sys.executable, "-m", "app", *args], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL if not os.environ.get("TEST_VERBOSE") else None,
+                            stderr=None)
+    try:
+        if ready_url:
+            wait_http(ready_url, process=proc)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="session")
+def live_api() -> Iterator[str]:
+    """The API served by a real uvicorn process; its base URL."""
+    port = free_port()
+    env = child_environ(PORT=str(port))
+    with running(["serve", "--port", str(port)], env, f"http://127.0.0.1:{port}/healthz"):
+        yield f"http://127.0.0.1:{port}"
