@@ -1,0 +1,5 @@
+-- Revert insurance:request_claims from pg
+BEGIN;
+DROP FUNCTION insurance.claim(text);
+DROP FUNCTION insurance.claims();
+COMMIT;

@@ -1,0 +1,10 @@
+-- Verify insurance:request_claims on pg
+DO $$
+BEGIN
+  ASSERT has_function_privilege('insurance_holder', 'insurance.claim(text)', 'EXECUTE');
+  PERFORM set_config('request.jwt.claims', '{"email": "a@b.c"}', true);
+  ASSERT insurance.claim('email') = 'a@b.c', 'claim() does not read request.jwt.claims';
+  PERFORM set_config('request.jwt.claims', '', true);
+  ASSERT insurance.claims() = '{}'::jsonb, 'claims() must read an empty setting as no claims';
+END
+$$;
