@@ -1,6 +1,7 @@
 -- Deploy insurance:emission_claims to pg
 -- requires: integration_emissions
 -- requires: authorized_claimants
+-- requires: standard_risk_item (the service role reads risk items through its policy)
 -- At most one provider call per emission key at a time, and none after SUCCESS: a caller
 -- claims the key (risk_item_id, provider, event) with a lease before it calls the provider;
 -- integrations.record_emission gives the claim back in the transaction that records the
