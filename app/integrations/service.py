@@ -31,10 +31,9 @@ log = structlog.get_logger("app.integrations")
 CLAIM_LEASE_SECONDS = 120
 CLAIMED_BY = f"{socket.gethostname()}:{os.getpid()}"
 
-# Provider calls in flight per process. httpx's pool scans every open connection on each
-# request (quadratic in the connections in use): a batch of 25 calls at once spent 95 % of
-# the API's CPU there; a handful of busy keep-alive connections serves the same rate.
-PROVIDER_CONCURRENCY = int(os.environ.get("INTEGRATION_PROVIDER_CONCURRENCY", "8"))
+# Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY). httpx's pool scans
+# every open connection on each request: a batch of 25 calls at once spent most of the API's
+# CPU there; a handful of busy keep-alive connections serves the same rate.
 _provider_slots: asyncio.Semaphore | None = None
 
 # Events of the emissions this service starts itself.
@@ -81,7 +80,7 @@ async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any
     claimed = [b for b in begun if b.get("claimed")]
     recorded: list[dict[str, Any]] = []
     if claimed:
-        results = await asyncio.gather(*(_orchestrate(services.orchestrator, b) for b in claimed))
+        results = await asyncio.gather(*(_orchestrate(services, b) for b in claimed))
         raw = await services.db.call(
             SERVICE, None, "integrations.record_batch",
             orjson.dumps([{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
@@ -98,7 +97,7 @@ async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any
     return out
 
 
-async def _orchestrate(orchestrator, begun: dict[str, Any]) -> OrchestratorResult:
+async def _orchestrate(services, begun: dict[str, Any]) -> OrchestratorResult:
     """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim)."""
     try:
         item = StandardRiskItem.from_json(begun["item"])
@@ -107,9 +106,10 @@ async def _orchestrate(orchestrator, begun: dict[str, Any]) -> OrchestratorResul
                                   message=str(exc)[:300], retryable=False)
     global _provider_slots
     if _provider_slots is None:
-        _provider_slots = asyncio.Semaphore(PROVIDER_CONCURRENCY)
+        _provider_slots = asyncio.Semaphore(services.config.integration_provider_concurrency)
     async with _provider_slots:
-        return await orchestrator.orchestrate_insurance_emission(begun["provider"], item, begun["idempotencyKey"])
+        return await services.orchestrator.orchestrate_insurance_emission(
+            begun["provider"], item, begun["idempotencyKey"])
 
 
 async def run_claimed(services, begun: dict[str, Any]) -> dict[str, Any]:
