@@ -31,6 +31,7 @@ from app.orchestrator.contract import (
     UNKNOWN_PROVIDER, EmissionError, EmissionResponse, EmitContext, OrchestratorResult)
 from app.orchestrator.model import MappingError, StandardRiskItem
 from app.orchestrator.registry import ADAPTERS
+from app.orchestrator.transport import ProviderTransport
 
 log = structlog.get_logger("app.orchestrator")
 
@@ -91,9 +92,8 @@ class Orchestrator:
         if client is None:
             connect, read = self.config.http_connect_timeout, self.config.http_read_timeout
             client = self._http[slug] = httpx.AsyncClient(
+                transport=ProviderTransport(limits=httpx.Limits(max_connections=100, keepalive_expiry=30.0)),
                 timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
-                limits=httpx.Limits(max_connections=100, max_keepalive_connections=100,
-                                    keepalive_expiry=30.0),
                 headers={"User-Agent": "insurance-orchestrator/1", "Accept": "application/json"},
                 follow_redirects=False)
         return client
