@@ -26,4 +26,4 @@ bench-orchestrator: setup
 
 ## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
 sandbox: setup
-	@.venv/bin/python -m app sandbox --port $${SANDBOX_PORT:-8100}
+	@.venv/bin/python -m app sandbox

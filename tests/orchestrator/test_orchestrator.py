@@ -10,7 +10,7 @@ import pytest
 import structlog
 
 from app.orchestrator import contract
-from app.orchestrator.model import InvalidRiskItem, MappingError, StandardRiskItem
+from app.orchestrator.model import InvalidRiskItem, StandardRiskItem
 from app.orchestrator.provider_a import ProviderA
 from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
