@@ -9,6 +9,7 @@ import orjson
 import pytest
 import structlog
 
+from app.db import Database
 from app.orchestrator import contract
 from app.orchestrator.model import InvalidRiskItem, StandardRiskItem
 from app.orchestrator.provider_a import ProviderA
@@ -297,3 +298,16 @@ async def test_no_secret_in_request_payload_or_logs(item_of, orchestrator, sbx, 
         assert secret not in payloads
         assert secret not in written
     assert all(r.request_payload["headers"].get("Authorization", "***") == "***" for r in results)
+
+
+async def test_a_database_outage_while_reading_the_configuration_is_retryable(fast_config, item_of):
+    item = await item_of("travel")
+    down = Database(f"postgresql://insurance_app@127.0.0.1:{free_port()}/insurance", 1, 1)
+    await down.open()  # starts anyway, as the app does, with an empty pool
+    orch = Orchestrator(fast_config, down)
+    try:
+        result = await orch.orchestrate_insurance_emission("PROVIDER_A", item, key())
+    finally:
+        await orch.close()
+        await down.close()
+    assert (result.status, result.code, result.retryable) == ("FAILED", contract.INTERNAL_ORCHESTRATOR_ERROR, True)
