@@ -212,7 +212,9 @@ async def test_identity_provider_refusing_the_client_is_an_auth_failure(item_of,
     assert (result.code, result.retryable, result.http_status) == (contract.PROVIDER_AUTH_FAILED, False, 401)
 
 
-@pytest.mark.parametrize("auth_config", [None, {"channels": []}, {"baseUrl": "http://x", "channels": [{"agentCode": "A"}]}])
+@pytest.mark.parametrize("auth_config", [
+    None, {"channels": []}, {"baseUrl": "http://x", "channels": [{"agentCode": "A"}]},
+    {"baseUrl": "ftp://x", "channels": [{"default": True, "agentCode": "A", "apiKey": "k"}]}])
 async def test_a_missing_or_bad_configuration_is_not_retryable(auth_config, item_of, configured):
     item = await item_of("travel")
     orch, slug = await configured("PROVIDER_B", auth_config)
