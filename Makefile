@@ -1,5 +1,5 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
-.PHONY: setup run test migrate bench clean
+.PHONY: setup run test migrate bench clean bench-orchestrator sandbox
 
 PORT ?= 8000
 
@@ -24,3 +24,11 @@ clean:
 bench-emissions: setup
 	@.venv/bin/pip install -q -e '.[bench]'
 	@.venv/bin/python bench/emissions.py
+
+## Emissions per second through the orchestrator to the provider sandbox (1, 16, 64 in flight).
+bench-orchestrator: setup
+	@.venv/bin/python bench/orchestrator.py
+
+## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
+sandbox: setup
+	@.venv/bin/python -m app sandbox

@@ -98,6 +98,7 @@ class Config:
     worker_lease_seconds: int = 60
     http_connect_timeout: float = 5.0
     http_read_timeout: float = 15.0
+    sandbox_port: int = 8100
     log_level: str = "info"
 
     @property
@@ -161,5 +162,6 @@ class Config:
             worker_lease_seconds=_int(env, "WORKER_LEASE_SECONDS", 60, 1),
             http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
             http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
+            sandbox_port=_int(env, "SANDBOX_PORT", 8100, 1),
             log_level=env.get("LOG_LEVEL", "info").lower(),
         )

@@ -17,13 +17,12 @@ TOKEN_TTL_SECONDS = 3600
 def auth_configs(base_url: str) -> dict[str, dict[str, Any]]:
     """auth_config of each provider slug for a sandbox served at `base_url`."""
     base = base_url.rstrip("/")
-    (agent1, key1), (agent2, key2) = PROVIDER_B_AGENTS.items()
+    agent1, key1 = next(iter(PROVIDER_B_AGENTS.items()))
     (client_id, client_secret), = IDP_CLIENTS.items()
     return {
         "PROVIDER_A": {"baseUrl": f"{base}/provider-a", "apiKey": PROVIDER_A_API_KEY},
         "PROVIDER_B": {"baseUrl": f"{base}/provider-b", "channels": [
             {"default": True, "agentCode": agent1, "apiKey": key1},
-            {"packageUid": "sandbox-agent-2", "agentCode": agent2, "apiKey": key2},
         ]},
         "MAIL_PROVIDER": {"baseUrl": f"{base}/mail", "tokenUrl": f"{base}/idp/oauth/token",
                           "clientId": client_id, "clientSecret": client_secret,
