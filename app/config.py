@@ -91,7 +91,7 @@ class Config:
     integration_max_attempts: int = 8
     integration_retry_base_seconds: int = 60
     integration_retry_cap_seconds: int = 6 * 3600
-    integration_provider_concurrency: int = 4
+    integration_provider_concurrency: int = 16
     worker_concurrency: int = 64
     worker_dispatch_batch: int = 25
     worker_poll_interval: float = 1.0
@@ -155,7 +155,7 @@ class Config:
             integration_max_attempts=_int(env, "INTEGRATION_MAX_ATTEMPTS", 8, 1),
             integration_retry_base_seconds=_int(env, "INTEGRATION_RETRY_BASE_SECONDS", 60, 1),
             integration_retry_cap_seconds=_int(env, "INTEGRATION_RETRY_CAP_SECONDS", 6 * 3600, 1),
-            integration_provider_concurrency=_int(env, "INTEGRATION_PROVIDER_CONCURRENCY", 4, 1),
+            integration_provider_concurrency=_int(env, "INTEGRATION_PROVIDER_CONCURRENCY", 16, 1),
             worker_concurrency=_int(env, "WORKER_CONCURRENCY", 64, 1),
             worker_dispatch_batch=_int(env, "WORKER_DISPATCH_BATCH", 25, 1),
             worker_poll_interval=_float(env, "WORKER_POLL_INTERVAL", 1.0),

@@ -31,9 +31,9 @@ log = structlog.get_logger("app.integrations")
 CLAIM_LEASE_SECONDS = 120
 CLAIMED_BY = f"{socket.gethostname()}:{os.getpid()}"
 
-# Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY). httpx's pool scans
-# every open connection on each request: a batch of 25 calls at once spent most of the API's
-# CPU there; a handful of busy keep-alive connections serves the same rate.
+# Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY): a few busy
+# keep-alive connections serve the sandbox's rate; more only add scheduling work
+# (bench/emissions.py: 16 beat 4 and 64 with the aiohttp transport).
 _provider_slots: asyncio.Semaphore | None = None
 
 # Events of the emissions this service starts itself.
