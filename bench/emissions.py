@@ -26,27 +26,9 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from tests.conftest import free_port, wait_http  # noqa: E402  (the same helpers as the tests)
 PY = sys.executable
 PG = os.environ.get("BENCH_PG", "postgres@127.0.0.1:5432")
-
-
-def free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_http(url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=1).status_code < 500:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit(f"{url} did not answer")
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -150,7 +132,6 @@ def main() -> int:
                     for _ in range(2)]
         procs.extend(pworkers)
         time.sleep(2)
-        sys.path.insert(0, str(ROOT))
         os.environ["BENCH_PROCRASTINATE_URL"] = admin_url
         from bench.procrastinate_noop import app as papp, noop
         with papp.open():

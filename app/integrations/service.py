@@ -33,7 +33,7 @@ CLAIMED_BY = f"{socket.gethostname()}:{os.getpid()}"
 
 # Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY): a few busy
 # keep-alive connections serve the sandbox's rate; more only add scheduling work
-# (bench/emissions.py: 16 beat 4 and 64 with the aiohttp transport).
+# (bench/emissions.py: 16 beat 4 with the aiohttp transport).
 _provider_slots: asyncio.Semaphore | None = None
 
 # Events of the emissions this service starts itself.
