@@ -22,7 +22,7 @@ clean:
 
 ## Emissions per second end to end (1 and 2 workers) against procrastinate and pgbench.
 bench-emissions: setup
-	@.venv/bin/pip install -q -e '.[bench]'
+	@.venv/bin/python -c 'import procrastinate' 2>/dev/null || .venv/bin/pip install -q -e '.[bench]'
 	@.venv/bin/python bench/emissions.py
 
 ## Emissions per second through the orchestrator to the provider sandbox (1, 16, 64 in flight).

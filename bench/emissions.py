@@ -61,6 +61,8 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--api-workers", type=int, default=1)
     parser.add_argument("--pgbench-seconds", type=int, default=10)
+    parser.add_argument("--peer-concurrency", type=int, default=50,
+                        help="procrastinate worker -c (50: its best of 1, 10, 50 here)")
     args = parser.parse_args()
 
     db = f"insurance_bench_{os.getpid()}"
@@ -128,7 +130,7 @@ def main() -> int:
         subprocess.run([PY, "-m", "procrastinate", "--app=bench.procrastinate_noop.app", "schema", "--apply"],
                        env=penv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         pworkers = [subprocess.Popen([PY, "-m", "procrastinate", "--app=bench.procrastinate_noop.app", "worker",
-                                      "-c", "10"], env=penv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                      "-c", str(args.peer_concurrency)], env=penv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     for _ in range(2)]
         procs.extend(pworkers)
         time.sleep(2)
