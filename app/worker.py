@@ -18,6 +18,7 @@ endpoints are idempotent on the emission key).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -85,6 +86,8 @@ class Worker:
             finally:
                 await self._drain()
                 flusher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await flusher
                 await self._flush()
                 if self._listener is not None and not self._listener.is_closed():
                     await self._listener.close()
@@ -234,6 +237,9 @@ class Worker:
             await self.db.call(SERVICE, None, "outbox.record_deliveries", self.name,
                                orjson.dumps(results).decode())
             self.delivered += len(results)
+        except asyncio.CancelledError:
+            self._results = results + self._results  # recorded by the last flush at shutdown
+            raise
         except (OSError, asyncpg.PostgresError) as exc:
             # Not recorded: the leases expire and the rows are delivered again (at least once).
             log.warning("worker_record_failed", error=type(exc).__name__, rows=len(results))

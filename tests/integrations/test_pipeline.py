@@ -130,3 +130,32 @@ def test_a_worker_killed_mid_batch_loses_and_doubles_nothing(stack, admin, inser
     assert issued() == 200
     stats = [r for r in stack.requests("PROVIDER_A") if r["idempotencyKey"] in keys and r["status"] == 201]
     assert len(stats) == 200, "the sandbox issued exactly one policy per item"
+
+
+def test_sigterm_finishes_what_the_worker_holds_and_claims_nothing_more(stack, admin, insert_items):
+    stack.fault(provider="PROVIDER_A", count=30, delay=0.3)
+    items = insert_items(30)
+    ids = [i["id"] for i in items]
+    proc = stack.start_worker("--concurrency", "10", "--dispatch-batch", "5")
+    try:
+        wait_for(lambda: len([r for r in stack.requests("PROVIDER_A")
+                              if r["idempotencyKey"] in {f"{i['uid']}:PROVIDER_A:SALES_DISPATCH" for i in items}]) >= 1,
+                 what="the first deliveries in flight")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        stack.clear_faults()
+    done = admin.execute("SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = ANY(%s)",
+                         (ids,)).fetchone()["n"]
+    assert 0 < done < 30, "the worker stopped claiming but finished what it held"
+    leased = admin.execute("""SELECT count(*) AS n FROM outbox.http_requests
+                               WHERE url = '/api/integrations/dispatch' AND delivered_at IS NULL
+                                 AND lease_until IS NOT NULL AND (body #>> '{record,id}')::bigint = ANY(%s)""",
+                           (ids,)).fetchone()["n"]
+    assert leased == 0, "nothing stays leased by a worker that stopped cleanly"
+    with stack.worker():
+        wait_for(lambda: admin.execute(
+            "SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = ANY(%s) AND status = 'SUCCESS'",
+            (ids,)).fetchone()["n"] == 30, what="the rest delivered by the next worker")

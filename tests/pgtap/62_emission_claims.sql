@@ -1,6 +1,6 @@
 -- Claims on an emission key: one provider call at a time, none after SUCCESS, leases expire.
 BEGIN;
-SELECT plan(14);
+SELECT plan(17);
 
 INSERT INTO insurance.packages (uid, name, sales_integration_slug, post_sales_integration_slug)
   VALUES ('pgtap-62', 'P', 'PROVIDER_A', NULL), ('pgtap-62-none', 'N', NULL, NULL);
@@ -49,6 +49,22 @@ SELECT is(integrations.begin_emission((SELECT a FROM t), 'PROVIDER_B', 'BENEFICI
           'the idempotency key is <uid>:<provider>:<event>');
 SELECT throws_ok($$SELECT integrations.begin_emission(-1, NULL, 'SALES_DISPATCH', 'w1')$$, 'PT404', 'risk item not found',
                  'an unknown risk item is PT404');
+
+SELECT is((SELECT jsonb_agg(coalesce(x ->> 'status', x #>> '{refused,code}'))
+             FROM jsonb_array_elements(integrations.begin_batch(jsonb_build_array(
+                    jsonb_build_object('riskItemId', (SELECT b FROM t), 'event', 'SALES_DISPATCH'),
+                    jsonb_build_object('riskItemId', -1, 'event', 'SALES_DISPATCH'),
+                    jsonb_build_object('orderId', -1),
+                    jsonb_build_object('emissionId', -1)), 'w1')) x),
+          '["SKIPPED", "RISK_ITEM_NOT_FOUND", "ORDER_NOT_FOUND", "EMISSION_NOT_FOUND"]'::jsonb,
+          'begin_batch answers each spec in order, an unknown id as refused');
+SELECT is(integrations.begin_batch(jsonb_build_array(jsonb_build_object('riskItemId', (SELECT a FROM t),
+          'provider', 'PROVIDER_B', 'event', 'BATCH_TEST')), 'w1') #>> '{0,item,id}', (SELECT a FROM t)::text,
+          'a claimed key comes with its StandardRiskItem');
+SELECT is(integrations.record_batch(jsonb_build_array(
+            jsonb_build_object('riskItemId', (SELECT a FROM t), 'provider', 'PROVIDER_B', 'event', 'BATCH_TEST',
+                               'outcome', '{"status": "SUCCESS", "externalId": "B-1"}'::jsonb)), '{}') #>> '{0,externalId}',
+          'B-1', 'record_batch records each outcome');
 
 SELECT set_config('role', 'insurance_holder', true), set_config('request.jwt.claims', '{"email": "other@example.com"}', true);
 SELECT throws_ok($$SELECT integrations.begin_post_sales_emission((SELECT a FROM t), 'w1')$$, 'PT401', 'access denied',
