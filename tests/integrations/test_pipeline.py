@@ -162,3 +162,15 @@ def test_sigterm_finishes_what_the_worker_holds_and_claims_nothing_more(stack, a
         wait_for(lambda: admin.execute(
             "SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = ANY(%s) AND status = 'SUCCESS'",
             (ids,)).fetchone()["n"] == 30, what="the rest delivered by the next worker")
+
+
+def test_a_chat_outage_delays_the_notice_and_never_the_emission(stack, worker, admin, insert_items):
+    stack.fault(provider="CHAT", count=1, status=503)
+    stack.fault(provider="PROVIDER_A", count=1, status=503)
+    [item] = insert_items()
+    em = final(admin, item["id"])
+    assert em["status"] == "SUCCESS" and em["attempts"] == 2
+    assert httpx.get(f"{stack.sandbox}/_sandbox/faults").json()["faults"] == []  # the chat did fail once
+    wait_for(lambda: any(r["status"] == 200 for r in stack.requests("CHAT")
+                         if str(item["uid"]) in orjson.dumps(r["body"]).decode()),
+             what="the notice delivered once the chat is back")
