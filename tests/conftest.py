@@ -161,3 +161,19 @@ def live_api() -> Iterator[str]:
     env = child_environ(PORT=str(port))
     with running(["serve", "--port", str(port)], env, f"http://127.0.0.1:{port}/healthz"):
         yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="session")
+def sandbox(admin) -> Iterator[str]:
+    """The provider sandbox as a real process, with every provider pointed at it; its base URL.
+
+    Shared by the whole session (so one configuration holds); tests that inject faults clear
+    them with `DELETE {sandbox}/_sandbox/faults`.
+    """
+    from app.sandbox.credentials import auth_configs
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with running(["sandbox", "--port", str(port)], child_environ(), f"{url}/_sandbox/health"):
+        for slug, auth_config in auth_configs(url).items():
+            admin.execute("SELECT integrations.set_provider_config(%s, %s)", (slug, orjson.dumps(auth_config).decode()))
+        yield url
