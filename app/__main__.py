@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "app.gateway.commands",
     "app.sandbox.commands",
     "app.integrations.commands",
+    "app.worker",
 )
 
 
