@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "app.commands.core",
     "app.commands.packages",
     "app.gateway.commands",
+    "app.commands.users",
 )
 
 
