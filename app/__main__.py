@@ -14,6 +14,9 @@ COMMAND_MODULES = (
     "app.commands.core",
     "app.commands.packages",
     "app.gateway.commands",
+    "app.sandbox.commands",
+    "app.integrations.commands",
+    "app.worker",
     "app.commands.users",
 )
 

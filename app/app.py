@@ -14,6 +14,7 @@ from app import errors, health, openapi
 from app.config import Config
 from app.db import Database
 from app.middleware import Lifespan, RequestId
+from app.orchestrator.service import Orchestrator
 from app.tokens import ISSUER, TokenService
 
 log = structlog.get_logger("app")
@@ -39,10 +40,12 @@ class Services:
     gateway_tokens: dict[str, TokenService]
     service_tokens: TokenService
     lifespan: Lifespan
+    orchestrator: Orchestrator
 
 
 def build_services(config: Config) -> Services:
     db = Database(config.database_url, config.db_pool_min, config.db_pool_max)
+    orchestrator = Orchestrator(config, db)
     return Services(
         config=config,
         db=db,
@@ -55,7 +58,8 @@ def build_services(config: Config) -> Services:
         },
         service_tokens=TokenService(config.secret("SERVICE_ROLE_SECRET"), "service", 3600,
                                     issuer=f"{ISSUER}-service"),
-        lifespan=Lifespan(db),
+        lifespan=Lifespan(db, on_startup=[orchestrator.start], on_shutdown=[orchestrator.close]),
+        orchestrator=orchestrator,
     )
 
 

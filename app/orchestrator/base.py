@@ -1,0 +1,156 @@
+"""What every adapter shares: the adapter base class, HTTP outcome classification, masking.
+
+An adapter is built from its provider's `auth_config` (validated in `__init__`; a bad one
+raises `ProviderNotConfigured`) and the provider's pooled `httpx.AsyncClient`, which the
+orchestrator owns. `emit()` returns an `EmissionResponse`; it never reads the database.
+"""
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from typing import Any, ClassVar
+
+import httpx
+import orjson
+
+from app.orchestrator.contract import (
+    MALFORMED_RESPONSE, PROVIDER_AUTH_FAILED, PROVIDER_NOT_CONFIGURED, PROVIDER_REJECTED,
+    PROVIDER_TIMEOUT, PROVIDER_UNAVAILABLE, PROVIDER_UNREACHABLE, RETRYABLE_STATUSES,
+    EmissionError, EmissionResponse, EmitContext)
+from app.orchestrator.model import StandardRiskItem
+
+MASK = "***"
+_SECRET_KEY = re.compile(
+    r"secret|password|passwd|authorization|credential|api[-_]?key|(^|[-_]|access|refresh|id)token$", re.I)
+
+
+class ProviderNotConfigured(Exception):
+    """No integrations row for the slug, or an auth_config the adapter cannot use."""
+
+    code = PROVIDER_NOT_CONFIGURED
+
+
+class ProviderCallFailed(Exception):
+    """A call made before emit() (a token request) failed; carries the classified error."""
+
+    def __init__(self, error: EmissionError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def mask(value: Any) -> Any:
+    """A copy of `value` with every secret-looking key's value replaced by ***."""
+    if isinstance(value, dict):
+        return {k: (MASK if _SECRET_KEY.search(str(k)) else mask(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask(v) for v in value]
+    return value
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Retry-After as seconds: either delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def transport_error(exc: httpx.HTTPError, provider: str) -> EmissionError:
+    """A connection error or timeout: retryable."""
+    if isinstance(exc, httpx.TimeoutException):
+        return EmissionError(PROVIDER_TIMEOUT, f"{provider} did not answer in time ({type(exc).__name__})", True)
+    return EmissionError(PROVIDER_UNREACHABLE, f"{provider} is unreachable ({type(exc).__name__})", True)
+
+
+def _reason(response: httpx.Response) -> str:
+    """The provider's own explanation of an error answer, short."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:200]
+    if isinstance(body, dict):
+        for key in ("reason", "message", "error_description", "error"):
+            value = body.get(key)
+            if isinstance(value, dict):
+                value = value.get("message") or value.get("reason")
+            if isinstance(value, str):
+                return value[:200]
+    return str(body)[:200]
+
+
+def status_error(response: httpx.Response, provider: str) -> EmissionError:
+    """A non-2xx answer: 401 auth, 408/425/429/5xx retryable, other 4xx rejected."""
+    status = response.status_code
+    reason = _reason(response)
+    if status == 401:
+        return EmissionError(PROVIDER_AUTH_FAILED, f"{provider} refused the credentials: {reason}", False, status)
+    if status in RETRYABLE_STATUSES:
+        return EmissionError(PROVIDER_UNAVAILABLE, f"{provider} answered {status}: {reason}", True, status,
+                             retry_after_seconds(response.headers.get("Retry-After")))
+    return EmissionError(PROVIDER_REJECTED, f"{provider} rejected the request ({status}): {reason}", False, status)
+
+
+def failure(error: EmissionError, request_payload: dict | None = None) -> EmissionResponse:
+    return EmissionResponse(success=False, errors=(error,), request_payload=request_payload)
+
+
+class InsuranceAdapter:
+    """Base of the adapters: `emit(item, ctx) -> EmissionResponse`."""
+
+    slug: ClassVar[str]
+    issues_policies: ClassVar[bool] = True
+
+    def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
+                 state: dict[str, Any] | None = None) -> None:
+        self.http = http
+        self.auth_config = auth_config
+        # Kept by the orchestrator per provider across config reloads (e.g. a token cache).
+        self.state = {} if state is None else state
+
+    def setting(self, key: str, config: dict | None = None) -> str:
+        """A required non-empty string of auth_config (or of a sub-object)."""
+        value = (self.auth_config if config is None else config).get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise ProviderNotConfigured(f"{self.slug} auth_config.{key} is missing")
+        return value
+
+    async def access_token(self, item: StandardRiskItem, stale: str | None = None) -> str | None:
+        """The credential emit() presents; after a 401, `stale` is the one refused (a new one
+        is fetched unless someone already did). Raises ProviderCallFailed."""
+        return None
+
+    async def emit(self, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
+        raise NotImplementedError
+
+    def external_id(self, body: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    async def post(self, url: str, body: dict[str, Any], headers: dict[str, str],
+                   ctx: EmitContext) -> EmissionResponse:
+        """POSTs `body` with the Idempotency-Key and turns the outcome into an EmissionResponse."""
+        headers = {**headers, "Idempotency-Key": ctx.idempotency_key, "Content-Type": "application/json"}
+        payload = {"method": "POST", "url": url, "headers": mask(headers), "body": mask(body)}
+        try:
+            response = await self.http.post(url, content=orjson.dumps(body), headers=headers)
+        except httpx.HTTPError as exc:
+            return failure(transport_error(exc, self.slug), payload)
+        if not response.is_success:
+            return failure(status_error(response, self.slug), payload)
+        try:
+            answer = orjson.loads(response.content)
+            external_id = self.external_id(answer)
+        except (orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
+            answer, external_id = None, None
+        if not isinstance(external_id, str) or not external_id:
+            return failure(EmissionError(
+                MALFORMED_RESPONSE, f"{self.slug} answered {response.status_code} with a body we cannot read",
+                True, response.status_code), payload)
+        return EmissionResponse(success=True, external_id=external_id, response=answer,
+                                request_payload=payload)

@@ -1,0 +1,378 @@
+"""The sandbox HTTP app (Falcon ASGI): strict provider doubles, records, injectable faults.
+
+Provider routes (what the adapters call):
+    POST /provider-a/v1/{variant}/policies   X-Api-Key             -> 201 {"policyNumber"}
+    POST /provider-b/api/v2/emissions        Bearer <agent key>    -> 201 {"emission": {"certificateNumber"}}
+    POST /idp/oauth/token                    client credentials    -> 200 {"access_token", "expires_in"}
+    POST /mail/v1/messages                   Bearer <idp token>    -> 202 {"messageId"}
+    POST /chat/webhook                       Slack-compatible JSON -> 200 "ok"
+Every provider call must carry an Idempotency-Key (not the token and chat routes); the same
+key gets the same answer (and the same policy number) back.
+
+Control routes (for tests and demos):
+    GET    /_sandbox/health
+    GET    /_sandbox/requests?provider=PROVIDER_A&limit=100   what was received, newest last
+    GET    /_sandbox/stats                distinct policies, messages, tokens, requests per provider
+    POST   /_sandbox/faults  {"provider": "PROVIDER_A", "count": 2, "status": 503, "retryAfter": 7}
+           (or "timeout": s, "delay": s, "malformed": true, "expiredToken": true)
+    GET    /_sandbox/faults;  DELETE /_sandbox/faults (all, or ?provider=...)
+    POST   /_sandbox/reset                forget requests, faults, policies and messages
+State lives in memory; answers are immediate unless a fault says otherwise.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import collections
+import dataclasses
+import itertools
+import secrets
+import time
+import uuid
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs
+
+import falcon
+import falcon.asgi
+import orjson
+
+from app.sandbox import credentials, providers
+from app.sandbox.providers import Invalid
+
+PROVIDERS = ("PROVIDER_A", "PROVIDER_B", "MAIL_PROVIDER", "IDP", "CHAT")
+FAULT_KINDS = ("status", "timeout", "delay", "malformed", "expiredToken")
+MAX_RECORDS = 50_000
+
+Answer = tuple[int, Any, dict[str, str]]
+
+
+@dataclasses.dataclass
+class Fault:
+    provider: str
+    count: int
+    status: int | None = None
+    retry_after: int | None = None
+    timeout: float | None = None
+    delay: float | None = None
+    malformed: bool = False
+    expired_token: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        out = {"provider": self.provider, "count": self.count, "status": self.status,
+               "retryAfter": self.retry_after, "timeout": self.timeout, "delay": self.delay,
+               "malformed": self.malformed, "expiredToken": self.expired_token}
+        return {k: v for k, v in out.items() if v not in (None, False)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Fault":
+        if not isinstance(data, dict):
+            raise Invalid("body must be a JSON object")
+        provider = data.get("provider")
+        if provider not in PROVIDERS:
+            raise Invalid(f"provider must be one of {', '.join(PROVIDERS)}")
+        count = data.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise Invalid("count must be an integer >= 1")
+        kinds = [k for k in FAULT_KINDS if data.get(k) not in (None, False)]
+        if len(kinds) != 1:
+            raise Invalid(f"give exactly one of {', '.join(FAULT_KINDS)}")
+        fault = cls(provider, count)
+        kind = kinds[0]
+        value = data[kind]
+        if kind == "status":
+            if isinstance(value, bool) or not isinstance(value, int) or not 400 <= value <= 599:
+                raise Invalid("status must be an HTTP status 400-599")
+            fault.status = value
+            retry_after = data.get("retryAfter")
+            if retry_after is not None:
+                if isinstance(retry_after, bool) or not isinstance(retry_after, int) or retry_after < 0:
+                    raise Invalid("retryAfter must be a whole number of seconds")
+                fault.retry_after = retry_after
+        elif kind in ("timeout", "delay"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 300:
+                raise Invalid(f"{kind} must be a number of seconds in (0, 300]")
+            setattr(fault, kind, float(value))
+        elif value is not True:
+            raise Invalid(f"{kind} must be true")
+        else:
+            setattr(fault, "expired_token" if kind == "expiredToken" else kind, True)
+        return fault
+
+
+class State:
+    """Everything the sandbox remembers, in memory."""
+
+    def __init__(self) -> None:
+        self.seq = itertools.count(1)
+        self.tokens: dict[str, float] = {}           # access token -> expiry (epoch seconds)
+        self.tokens_issued = 0
+        self.reset()
+
+    def reset(self) -> None:
+        self.records: collections.deque[dict[str, Any]] = collections.deque(maxlen=MAX_RECORDS)
+        self.requests = collections.Counter()
+        self.faults: dict[str, collections.deque[Fault]] = collections.defaultdict(collections.deque)
+        self.issued: dict[str, dict[str, Answer]] = collections.defaultdict(dict)  # provider -> key -> answer
+        self.numbers = collections.Counter()
+
+    def take_fault(self, provider: str) -> Fault | None:
+        queue = self.faults.get(provider)
+        if not queue:
+            return None
+        fault = queue[0]
+        fault.count -= 1
+        if fault.count <= 0:
+            queue.popleft()
+        return fault
+
+    def next_number(self, prefix: str) -> int:
+        self.numbers[prefix] += 1
+        return self.numbers[prefix]
+
+
+def _error(status: int, error: str, reason: str, headers: dict[str, str] | None = None) -> Answer:
+    return status, {"error": error, "reason": reason}, headers or {}
+
+
+class Sandbox:
+    def __init__(self) -> None:
+        self.state = State()
+
+    # -- the common path of every provider call ---------------------------------------------
+
+    async def serve(self, provider: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
+                    handle: Callable[[falcon.asgi.Request, bytes], Awaitable[Answer]],
+                    record_body: Callable[[bytes], Any] | None = None) -> None:
+        raw = await req.stream.read()
+        state = self.state
+        state.requests[provider] += 1
+        record = {"seq": next(state.seq), "at": time.time(), "provider": provider, "method": req.method,
+                  "path": req.path, "idempotencyKey": req.get_header("Idempotency-Key"), "body": None}
+        try:
+            record["body"] = record_body(raw) if record_body else orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            record["body"] = raw[:2000].decode("utf-8", "replace")
+        state.records.append(record)
+
+        status, body, headers = await self._answer(provider, req, raw, handle)
+        record["status"] = status
+        resp.status = status
+        for name, value in headers.items():
+            resp.set_header(name, value)
+        if isinstance(body, bytes):
+            resp.data = body
+            resp.content_type = falcon.MEDIA_JSON
+        elif isinstance(body, str):
+            resp.text = body
+            resp.content_type = falcon.MEDIA_TEXT
+        else:
+            resp.data = orjson.dumps(body)
+            resp.content_type = falcon.MEDIA_JSON
+
+    async def _answer(self, provider: str, req, raw: bytes, handle) -> Answer:
+        fault = self.state.take_fault(provider)
+        if fault is not None:
+            if fault.delay:
+                await asyncio.sleep(fault.delay)   # slow, then a normal answer
+            elif fault.timeout:
+                await asyncio.sleep(fault.timeout)  # longer than any sane client waits
+                return _error(504, "gateway_timeout", "injected timeout")
+            elif fault.malformed:
+                return 200, b'{"policyNumber": "PA-', {}
+            elif fault.expired_token:
+                self.state.tokens.clear()
+                return _error(401, "invalid_token", "the access token expired",
+                              {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+            else:
+                headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+                return _error(fault.status, "injected_fault", f"injected {fault.status}", headers)
+        return await handle(req, raw)
+
+    @staticmethod
+    def _json(raw: bytes) -> Any:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise Invalid("body is not valid JSON") from None
+
+    def _idempotent(self, provider: str, req, issue: Callable[[], Answer]) -> Answer:
+        """The answer stored for this Idempotency-Key, or a new one issued now."""
+        key = req.get_header("Idempotency-Key")
+        if not key:
+            return _error(400, "missing_idempotency_key", "the Idempotency-Key header is required")
+        issued = self.state.issued[provider]
+        answer = issued.get(key)
+        if answer is not None:
+            status, body, headers = answer
+            return 200, body, {**headers, "Idempotent-Replayed": "true"}
+        answer = issued[key] = issue()
+        return answer
+
+    def _bearer(self, req) -> str | None:
+        header = req.get_header("Authorization") or ""
+        return header[7:] if header.startswith("Bearer ") else None
+
+    # -- the providers -----------------------------------------------------------------------
+
+    async def provider_a(self, req, raw: bytes, variant: str) -> Answer:
+        if variant not in providers.A_PRODUCTS:
+            return _error(404, "not_found", f"no product line {variant!r}")
+        if req.get_header("X-Api-Key") != credentials.PROVIDER_A_API_KEY:
+            return _error(401, "invalid_api_key", "the X-Api-Key header is missing or wrong")
+        try:
+            body = self._json(raw)
+            providers.check_provider_a(variant, body)
+        except Invalid as exc:
+            return _error(400, "invalid_request", str(exc))
+
+        def issue() -> Answer:
+            number = f"PA-{variant[:3].upper()}-{self.state.next_number('A'):07d}"
+            return 201, {"policyNumber": number, "status": "ISSUED", "productCode": body["productCode"],
+                         "externalReference": body["externalReference"]}, {}
+        return self._idempotent("PROVIDER_A", req, issue)
+
+    async def provider_b(self, req, raw: bytes) -> Answer:
+        key = self._bearer(req)
+        agent = next((a for a, k in credentials.PROVIDER_B_AGENTS.items() if k == key), None)
+        if agent is None or req.get_header("X-Agent-Code") != agent:
+            return _error(401, "unauthorized", "unknown agent credentials")
+        try:
+            body = self._json(raw)
+            providers.check_provider_b(agent, body)
+        except Invalid as exc:
+            return _error(400, "invalid_request", str(exc))
+
+        def issue() -> Answer:
+            number = f"PB-{agent}-{self.state.next_number('B'):07d}"
+            return 201, {"emission": {"id": str(uuid.uuid4()), "certificateNumber": number,
+                                      "status": "EMITTED", "externalRef": body["externalRef"]}}, {}
+        return self._idempotent("PROVIDER_B", req, issue)
+
+    async def token(self, req, raw: bytes) -> Answer:
+        form = {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        basic = req.get_header("Authorization") or ""
+        if basic.startswith("Basic "):
+            try:
+                client_id, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+            except ValueError:
+                return _error(400, "invalid_request", "malformed Basic credentials")
+        if form.get("grant_type") != "client_credentials":
+            return _error(400, "unsupported_grant_type", "only client_credentials is supported")
+        if client_id not in credentials.IDP_CLIENTS or credentials.IDP_CLIENTS[client_id] != secret:
+            return _error(401, "invalid_client", "client authentication failed")
+        token = secrets.token_urlsafe(24)
+        self.state.tokens[token] = time.time() + credentials.TOKEN_TTL_SECONDS
+        self.state.tokens_issued += 1
+        return 200, {"access_token": token, "token_type": "Bearer",
+                     "expires_in": credentials.TOKEN_TTL_SECONDS}, {"Cache-Control": "no-store"}
+
+    async def mail(self, req, raw: bytes) -> Answer:
+        token = self._bearer(req)
+        expires = self.state.tokens.get(token or "")
+        if expires is None or expires < time.time():
+            return _error(401, "invalid_token", "the access token is missing, unknown or expired",
+                          {"WWW-Authenticate": 'Bearer error="invalid_token"'})
+        try:
+            body = self._json(raw)
+            providers.check_mail(body)
+        except Invalid as exc:
+            return _error(400, "invalid_request", str(exc))
+        return self._idempotent("MAIL_PROVIDER", req, lambda: (
+            202, {"messageId": f"msg_{self.state.next_number('M'):07d}", "status": "queued"}, {}))
+
+    async def chat(self, req, raw: bytes) -> Answer:
+        try:
+            providers.check_chat(self._json(raw))
+        except Invalid as exc:
+            return 400, str(exc), {}
+        return 200, "ok", {}
+
+
+def _token_record(raw: bytes) -> dict[str, Any]:
+    """What the sandbox records of a token request: never the client secret."""
+    form = {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+    return {k: v for k, v in form.items() if k != "client_secret"}
+
+
+class ProviderARoute:
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+
+    async def on_post(self, req, resp, variant: str) -> None:
+        await self.sandbox.serve("PROVIDER_A", req, resp, lambda r, raw: self.sandbox.provider_a(r, raw, variant))
+
+
+class Route:
+    """One provider route: POST goes to `handle` through the common path."""
+
+    def __init__(self, sandbox: Sandbox, provider: str, handle, record_body=None) -> None:
+        self.sandbox, self.provider, self.handle, self.record_body = sandbox, provider, handle, record_body
+
+    async def on_post(self, req, resp) -> None:
+        await self.sandbox.serve(self.provider, req, resp, self.handle, self.record_body)
+
+
+class Control:
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+
+    async def on_get_health(self, req, resp) -> None:
+        resp.media = {"status": "ok"}
+
+    async def on_get_requests(self, req, resp) -> None:
+        provider = req.get_param("provider")
+        limit = req.get_param_as_int("limit", min_value=1) or 1000
+        rows = [r for r in self.sandbox.state.records if provider is None or r["provider"] == provider]
+        resp.media = {"total": len(rows), "requests": rows[-limit:]}
+
+    async def on_get_stats(self, req, resp) -> None:
+        state = self.sandbox.state
+        resp.media = {"policies": {p: len(state.issued.get(p, {})) for p in ("PROVIDER_A", "PROVIDER_B")},
+                      "messages": len(state.issued.get("MAIL_PROVIDER", {})),
+                      "tokensIssued": state.tokens_issued,
+                      "requests": {p: state.requests.get(p, 0) for p in PROVIDERS}}
+
+    async def on_get_faults(self, req, resp) -> None:
+        resp.media = {"faults": [f.as_json() for q in self.sandbox.state.faults.values() for f in q]}
+
+    async def on_post_faults(self, req, resp) -> None:
+        try:
+            fault = Fault.from_json(orjson.loads(await req.stream.read() or b"null"))
+        except (orjson.JSONDecodeError, Invalid) as exc:
+            resp.status = 400
+            resp.media = {"error": "invalid_fault",
+                          "reason": str(exc) if isinstance(exc, Invalid) else "body is not valid JSON"}
+            return
+        self.sandbox.state.faults[fault.provider].append(fault)
+        resp.status = 201
+        resp.media = {"fault": fault.as_json()}
+
+    async def on_delete_faults(self, req, resp) -> None:
+        provider = req.get_param("provider")
+        faults = self.sandbox.state.faults
+        for name in list(faults):
+            if provider is None or name == provider:
+                faults.pop(name)
+        resp.status = 204
+
+    async def on_post_reset(self, req, resp) -> None:
+        self.sandbox.state.reset()
+        resp.status = 204
+
+
+def create_sandbox() -> falcon.asgi.App:
+    sandbox = Sandbox()
+    app = falcon.asgi.App()
+    handler = falcon.media.JSONHandler(dumps=orjson.dumps, loads=orjson.loads)
+    app.req_options.media_handlers[falcon.MEDIA_JSON] = handler
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
+    app.add_route("/provider-a/v1/{variant}/policies", ProviderARoute(sandbox))
+    app.add_route("/provider-b/api/v2/emissions", Route(sandbox, "PROVIDER_B", sandbox.provider_b))
+    app.add_route("/idp/oauth/token", Route(sandbox, "IDP", sandbox.token, _token_record))
+    app.add_route("/mail/v1/messages", Route(sandbox, "MAIL_PROVIDER", sandbox.mail))
+    app.add_route("/chat/webhook", Route(sandbox, "CHAT", sandbox.chat))
+    control = Control(sandbox)
+    for name in ("health", "requests", "stats", "faults", "reset"):
+        app.add_route(f"/_sandbox/{name}", control, suffix=name)
+    return app

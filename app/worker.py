@@ -1,0 +1,242 @@
+"""`python -m app worker`: delivers the outbox (outbox.http_requests) that the database fills.
+
+    LISTEN outbox ──► claim a batch (outbox.claim_batch: FOR UPDATE SKIP LOCKED + lease)
+                 ──► deliver concurrently (one pooled httpx.AsyncClient)
+                 ──► record the answers in batches (outbox.record_deliveries)
+
+A row's url may be a path ('/api/integrations/retry'): it goes to the API (PUBLIC_BASE_URL)
+with the service-role bearer, which only this process holds. Delayed rows (deliver_after)
+wake the worker at their time (the claim answers when the next one is due), and a poll
+interval covers a lost notification, so a retry is never late by more than the poll interval.
+Several workers may run at once. SIGTERM or SIGINT: stop claiming, finish what is in flight
+(up to a grace period), record it, and give back what could not finish. A worker killed
+outright loses nothing: its leases expire and another worker delivers the rows again (the
+endpoints are idempotent on the emission key).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import time
+from typing import Any
+
+import asyncpg
+import httpx
+import orjson
+import structlog
+
+from app.config import Config
+from app.db import SERVICE, Database
+from app.tokens import ISSUER, TokenService
+
+log = structlog.get_logger("app.worker")
+
+
+class Worker:
+    def __init__(self, config: Config, concurrency: int = 64, batch: int = 100,
+                 poll_interval: float = 1.0, lease_seconds: int = 60, grace_seconds: float = 20.0) -> None:
+        self.config = config
+        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self.concurrency = concurrency
+        self.batch = batch
+        self.poll_interval = poll_interval
+        self.lease_seconds = lease_seconds
+        self.grace_seconds = grace_seconds
+        self.db = Database(config.database_url, 1, 3)
+        self.tokens = TokenService(config.secret("SERVICE_ROLE_SECRET"), "service", 3600,
+                                   issuer=f"{ISSUER}-service")
+        self._token: tuple[str, float] = ("", 0.0)
+        self._wake = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._inflight: dict[int, asyncio.Task] = {}
+        self._results: list[dict[str, Any]] = []
+        self._results_ready = asyncio.Event()
+        self._listener: asyncpg.Connection | None = None
+        self.delivered = 0
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def stop(self) -> None:
+        if not self._stopping.is_set():
+            log.info("worker_stopping", inflight=len(self._inflight))
+        self._stopping.set()
+        self._wake.set()
+
+    async def run(self) -> None:
+        await self.db.open()
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        timeout = httpx.Timeout(self.config.http_read_timeout, connect=self.config.http_connect_timeout)
+        async with httpx.AsyncClient(limits=limits, timeout=timeout) as self.client:
+            flusher = asyncio.create_task(self._flush_loop())
+            log.info("worker_started", name=self.name, api=self.config.public_base_url,
+                     concurrency=self.concurrency, batch=self.batch)
+            try:
+                await self._claim_loop()
+            finally:
+                await self._drain()
+                flusher.cancel()
+                await self._flush()
+                if self._listener is not None and not self._listener.is_closed():
+                    await self._listener.close()
+                await self.db.close()
+        log.info("worker_stopped", delivered=self.delivered)
+
+    async def _listen(self) -> None:
+        if self._listener is not None and not self._listener.is_closed():
+            return
+        try:
+            self._listener = await asyncpg.connect(self.config.database_url)
+            await self._listener.add_listener("outbox", self._on_notify)
+        except (OSError, asyncpg.PostgresError) as exc:
+            self._listener = None
+            log.warning("worker_listen_failed", error=type(exc).__name__)
+
+    def _on_notify(self, conn, pid, channel, payload: str) -> None:
+        if not payload or float(payload) <= time.time():
+            self._wake.set()
+        else:
+            self._schedule_wake(float(payload))
+
+    def _schedule_wake(self, at_epoch: float) -> None:
+        delay = max(0.0, at_epoch - time.time())
+        if delay < self.poll_interval:
+            asyncio.get_running_loop().call_later(delay, self._wake.set)
+
+    # -- claiming ------------------------------------------------------------------------
+    async def _claim_loop(self) -> None:
+        while not self._stopping.is_set():
+            await self._listen()
+            free = self.concurrency - len(self._inflight)
+            claimed = 0
+            if free > 0:
+                try:
+                    raw = await self.db.call(SERVICE, None, "outbox.claim_batch", self.name,
+                                             min(free, self.batch), self.lease_seconds)
+                except (OSError, asyncpg.PostgresError) as exc:
+                    log.warning("worker_claim_failed", error=type(exc).__name__)
+                    await self._sleep(self.poll_interval)
+                    continue
+                data = orjson.loads(raw)
+                for row in data["requests"]:
+                    self._inflight[row["id"]] = asyncio.create_task(self._deliver(row))
+                claimed = len(data["requests"])
+                if data["nextDueAt"] is not None:
+                    self._schedule_wake(data["nextDueAt"])
+            if claimed and claimed == min(free, self.batch) and len(self._inflight) < self.concurrency:
+                continue  # more may be due right now
+            await self._sleep(self.poll_interval)
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self._wake.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+        self._wake.clear()
+
+    # -- delivering ----------------------------------------------------------------------
+    def _bearer(self) -> str:
+        token, expires = self._token
+        if time.time() > expires - 600:
+            token = self.tokens.issue("outbox-worker")
+            self._token = (token, time.time() + self.tokens.lifetime)
+        return token
+
+    async def _deliver(self, row: dict[str, Any]) -> None:
+        url: str = row["url"]
+        headers = {str(k): str(v) for k, v in (row.get("headers") or {}).items()}
+        if url.startswith("/"):
+            url = self.config.public_base_url + url
+            headers["Authorization"] = f"Bearer {self._bearer()}"
+        headers.setdefault("Content-Type", "application/json")
+        headers["X-Request-Id"] = f"outbox-{row['id']}-{row['attempts']}"
+        status: int | None = None
+        error: str | None = None
+        try:
+            resp = await self.client.request(row["method"], url, headers=headers,
+                                             content=orjson.dumps(row.get("body")))
+            status = resp.status_code
+            if status >= 300:
+                error = resp.text[:500]
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:500]
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bad row must not stop the worker
+            error = f"{type(exc).__name__}"
+        self._results.append({"id": row["id"], "status": status, "error": error})
+        self._inflight.pop(row["id"], None)
+        if len(self._results) >= 32:
+            self._results_ready.set()
+        if len(self._inflight) <= self.concurrency // 2:
+            self._wake.set()
+
+    async def _flush_loop(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._results_ready.wait(), 0.02)
+            except asyncio.TimeoutError:
+                pass
+            self._results_ready.clear()
+            await self._flush()
+
+    async def _flush(self) -> None:
+        if not self._results:
+            return
+        results, self._results = self._results, []
+        try:
+            await self.db.call(SERVICE, None, "outbox.record_deliveries", self.name,
+                               orjson.dumps(results).decode())
+            self.delivered += len(results)
+        except (OSError, asyncpg.PostgresError) as exc:
+            # Not recorded: the leases expire and the rows are delivered again (at least once).
+            log.warning("worker_record_failed", error=type(exc).__name__, rows=len(results))
+
+    async def _drain(self) -> None:
+        """Finish what is in flight (up to the grace period); give back the rest."""
+        if not self._inflight:
+            return
+        done, pending = await asyncio.wait(list(self._inflight.values()), timeout=self.grace_seconds)
+        if pending:
+            ids = list(self._inflight)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            try:
+                await self.db.call(SERVICE, None, "outbox.release", self.name, ids)
+            except (OSError, asyncpg.PostgresError):
+                pass  # the leases expire instead
+            log.info("worker_released", rows=len(ids))
+
+
+def worker(args) -> int:
+    from app.commands import config_or_exit
+    from app.logging import configure
+
+    config = config_or_exit()
+    configure(config.log_level)
+    w = Worker(config, concurrency=args.concurrency, batch=args.batch, poll_interval=args.poll_interval)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, w.stop)
+        await w.run()
+
+    try:
+        import uvloop
+        uvloop.run(main())
+    except ImportError:
+        asyncio.run(main())
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("worker", help="deliver the outbox (LISTEN outbox, claim, deliver)")
+    p.add_argument("--concurrency", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", "64")),
+                   help="deliveries in flight at once (default 64)")
+    p.add_argument("--batch", type=int, default=100, help="rows claimed per round trip (default 100)")
+    p.add_argument("--poll-interval", type=float,
+                   default=float(os.environ.get("WORKER_POLL_INTERVAL", "1.0")),
+                   help="seconds between polls when no notification comes (default 1)")
+    p.set_defaults(func=worker)
