@@ -215,7 +215,8 @@ def worker(args) -> int:
 
     config = config_or_exit()
     configure(config.log_level)
-    w = Worker(config, concurrency=args.concurrency, batch=args.batch, poll_interval=args.poll_interval)
+    w = Worker(config, concurrency=args.concurrency, batch=args.batch, poll_interval=args.poll_interval,
+               lease_seconds=args.lease_seconds)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -239,4 +240,6 @@ def register(subparsers) -> None:
     p.add_argument("--poll-interval", type=float,
                    default=float(os.environ.get("WORKER_POLL_INTERVAL", "1.0")),
                    help="seconds between polls when no notification comes (default 1)")
+    p.add_argument("--lease-seconds", type=int, default=int(os.environ.get("WORKER_LEASE_SECONDS", "60")),
+                   help="how long a claimed row is ours; a dead worker's rows come back after it (default 60)")
     p.set_defaults(func=worker)

@@ -83,7 +83,7 @@ async def run_claimed(services, begun: dict[str, Any]) -> dict[str, Any]:
         SERVICE, None, "integrations.record_emission", begun["riskItemId"], provider, begun["event"],
         orjson.dumps(result.as_json()).decode(), emission_options(services.config))
     data = orjson.loads(recorded)
-    log.info("emission", risk_item_id=begun["riskItemId"], provider=provider, event=begun["event"],
+    log.info("emission", risk_item_id=begun["riskItemId"], provider=provider, emission_event=begun["event"],
              status=data["status"], attempts=data["attempts"],
              code=(data.get("error") or {}).get("code"))
     return answer(data)

@@ -1,0 +1,132 @@
+"""End to end: a row inserted with SQL becomes a policy at the sandbox, through the trigger,
+the outbox, the worker, the API, the orchestrator and the emission state machine."""
+from __future__ import annotations
+
+import concurrent.futures
+import signal
+
+import httpx
+import orjson
+
+from app.tokens import ISSUER, TokenService
+from tests.conftest import TEST_SECRETS
+from tests.integrations.conftest import MAX_ATTEMPTS, emission, final, wait_for
+
+
+def _chat_about(stack, uid) -> list[dict]:
+    return [r["body"] for r in stack.requests("CHAT") if str(uid) in orjson.dumps(r["body"]).decode()]
+
+
+def test_an_inserted_risk_item_is_issued_and_its_metadata_says_so(stack, worker, admin, insert_items):
+    [item] = insert_items()
+    em = final(admin, item["id"])
+    assert em["status"] == "SUCCESS" and em["attempts"] == 1 and em["error_history"] == []
+    issued = [r for r in stack.requests("PROVIDER_A") if r["idempotencyKey"] == f"{item['uid']}:PROVIDER_A:SALES_DISPATCH"]
+    assert len(issued) == 1 and issued[0]["status"] == 201
+    assert em["external_id"] and em["external_id"] == em["response"]["policyNumber"]
+    metadata = admin.execute("SELECT metadata FROM insurance.risk_items WHERE id = %s", (item["id"],)).fetchone()["metadata"]
+    assert metadata["integration"]["state"] == "SUCCESS"
+    assert metadata["integration"]["externalId"] == em["external_id"]
+    assert metadata["integration"]["emissionId"] == em["id"]
+    assert metadata["integration"]["error"] is None
+
+
+def test_a_503_fails_with_a_next_retry_and_a_chat_notice_then_the_retry_succeeds(stack, worker, admin, insert_items):
+    stack.fault(provider="PROVIDER_A", count=1, status=503)
+    [item] = insert_items()
+    failed = wait_for(lambda: (e := emission(admin, item["id"])) and e, what="the first outcome")
+    assert failed["status"] == "FAILED" and failed["next_retry_at"] is not None
+    assert failed["error_history"][0]["httpStatus"] == 503
+    notices = wait_for(lambda: _chat_about(stack, item["uid"]), what="a chat notice")
+    assert "FAILED" in notices[0]["text"] and "PROVIDER_A" in notices[0]["text"] and "next retry at" in notices[0]["text"]
+    em = final(admin, item["id"])
+    assert em["status"] == "SUCCESS" and em["attempts"] == 2 and len(em["error_history"]) == 1
+
+
+def test_a_400_is_abandoned_with_a_chat_notice(stack, worker, admin, insert_items):
+    stack.fault(provider="PROVIDER_A", count=1, status=400)
+    [item] = insert_items()
+    em = final(admin, item["id"])
+    assert em["status"] == "ABANDONED" and em["attempts"] == 1 and em["next_retry_at"] is None
+    assert em["error_history"][0]["httpStatus"] == 400
+    notices = wait_for(lambda: _chat_about(stack, item["uid"]), what="a chat notice")
+    assert "ABANDONED" in notices[0]["text"]
+
+
+def test_the_attempt_limit_abandons_the_emission(stack, worker, admin, insert_items):
+    stack.fault(provider="PROVIDER_A", count=MAX_ATTEMPTS + 2, status=503)
+    [item] = insert_items()
+    em = final(admin, item["id"])
+    stack.clear_faults()
+    assert em["status"] == "ABANDONED" and em["attempts"] == MAX_ATTEMPTS
+    assert [e["httpStatus"] for e in em["error_history"]] == [503] * MAX_ATTEMPTS
+    assert len(wait_for(lambda: len(_chat_about(stack, item["uid"])) >= MAX_ATTEMPTS and _chat_about(stack, item["uid"]),
+                        what="a notice per attempt")) == MAX_ATTEMPTS
+
+
+def test_an_order_with_policy_created_sends_the_welcome_mail(stack, worker, admin, insert_items):
+    [item] = insert_items(sales=None)  # no sales integration: only the order dispatches
+    order = admin.execute("INSERT INTO insurance.orders (risk_item_id, event) VALUES (%s, 'POLICY_CREATED') RETURNING id",
+                          (item["id"],)).fetchone()
+    em = final(admin, item["id"], event="POLICY_CREATED")
+    assert em["status"] == "SUCCESS" and em["provider"] == "MAIL_PROVIDER"
+    mails = [r for r in stack.requests("MAIL_PROVIDER") if r["idempotencyKey"] == f"{item['uid']}:MAIL_PROVIDER:POLICY_CREATED"]
+    assert len(mails) == 1 and mails[0]["status"] == 202
+    assert order["id"]
+    assert emission(admin, item["id"]) is None  # the sales dispatch was skipped: no slug
+
+
+def test_two_concurrent_dispatches_of_one_key_call_the_provider_once(stack, admin, insert_items, make_package):
+    package = make_package(variants=("travel",))  # no slug at insert time: the trigger stays quiet
+    [item] = insert_items(package=package)
+    admin.execute("UPDATE insurance.packages SET sales_integration_slug = 'PROVIDER_A' WHERE id = %s", (package["id"],))
+    stack.fault(provider="PROVIDER_A", count=1, delay=0.5)
+    token = TokenService(TEST_SECRETS["SERVICE_ROLE_SECRET"], "service", 60, issuer=f"{ISSUER}-service").issue("test")
+
+    def dispatch() -> httpx.Response:
+        return httpx.post(f"{stack.api}/api/integrations/dispatch", json={"record": {"id": item["id"]}},
+                          headers={"Authorization": f"Bearer {token}"}, timeout=10)
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda _: dispatch(), range(2)))
+    statuses = sorted(a.status_code for a in answers)
+    assert statuses == [200, 409], [a.text for a in answers]
+    ok = next(a for a in answers if a.status_code == 200).json()["data"]
+    assert ok["status"] == "SUCCESS" and ok["externalId"]
+    busy = next(a for a in answers if a.status_code == 409).json()["error"]
+    assert busy["code"] == "EMISSION_IN_PROGRESS"
+    calls = [r for r in stack.requests("PROVIDER_A") if r["idempotencyKey"] == f"{item['uid']}:PROVIDER_A:SALES_DISPATCH"]
+    assert len(calls) == 1
+    again = dispatch()
+    assert again.status_code == 200 and again.json()["data"]["externalId"] == ok["externalId"]
+    assert len([r for r in stack.requests("PROVIDER_A") if r["idempotencyKey"] == calls[0]["idempotencyKey"]]) == 1
+
+
+def test_a_worker_killed_mid_batch_loses_and_doubles_nothing(stack, admin, insert_items):
+    stack.fault(provider="PROVIDER_A", count=200, delay=0.05)
+    items = insert_items(200)
+    ids = [i["id"] for i in items]
+    keys = {f"{i['uid']}:PROVIDER_A:SALES_DISPATCH" for i in items}
+
+    def issued() -> int:
+        return len({r["idempotencyKey"] for r in stack.requests("PROVIDER_A")} & keys)
+
+    victim = stack.start_worker("--concurrency", "8")
+    try:
+        wait_for(lambda: issued() >= 20, what="a part of the batch")
+    finally:
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+    assert issued() < 200, "the worker finished before it was killed: the test proves nothing"
+    with stack.worker():
+        wait_for(lambda: admin.execute(
+            "SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = ANY(%s) AND status = 'SUCCESS'",
+            (ids,)).fetchone()["n"] == 200, timeout=60, what="200 SUCCESS emissions")
+    stack.clear_faults()
+    rows = admin.execute("SELECT status, attempts, error_history FROM insurance.integration_emissions "
+                         "WHERE risk_item_id = ANY(%s)", (ids,)).fetchall()
+    assert len(rows) == 200 and all(r["status"] == "SUCCESS" and r["attempts"] == 1 and r["error_history"] == []
+                                    for r in rows)
+    assert issued() == 200
+    stats = [r for r in stack.requests("PROVIDER_A") if r["idempotencyKey"] in keys and r["status"] == 201]
+    assert len(stats) == 200, "the sandbox issued exactly one policy per item"
