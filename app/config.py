@@ -94,6 +94,8 @@ class Config:
     http_connect_timeout: float = 5.0
     http_read_timeout: float = 15.0
     log_level: str = "info"
+    dashboard_session_ttl: int = 12 * 3600
+    dashboard_allowed_origins: tuple[str, ...] = ()
 
     @property
     def production(self) -> bool:
@@ -152,4 +154,8 @@ class Config:
             http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
             http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
             log_level=env.get("LOG_LEVEL", "info").lower(),
+            dashboard_session_ttl=parse_duration(
+                "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
+            dashboard_allowed_origins=tuple(
+                o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
         )
