@@ -1,5 +1,5 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
-.PHONY: setup run test migrate bench clean
+.PHONY: setup run test migrate bench clean bench-orchestrator sandbox
 
 PORT ?= 8000
 
@@ -19,3 +19,11 @@ migrate: setup
 
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info
+
+## Emissions per second through the orchestrator to the provider sandbox (1, 16, 64 in flight).
+bench-orchestrator: setup
+	@.venv/bin/python bench/orchestrator.py
+
+## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
+sandbox: setup
+	@.venv/bin/python -m app sandbox

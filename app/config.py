@@ -93,6 +93,7 @@ class Config:
     integration_retry_cap_seconds: int = 6 * 3600
     http_connect_timeout: float = 5.0
     http_read_timeout: float = 15.0
+    sandbox_port: int = 8100
     log_level: str = "info"
     dashboard_session_ttl: int = 12 * 3600
     dashboard_allowed_origins: tuple[str, ...] = ()
@@ -153,6 +154,7 @@ class Config:
             integration_retry_cap_seconds=_int(env, "INTEGRATION_RETRY_CAP_SECONDS", 6 * 3600, 1),
             http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
             http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
+            sandbox_port=_int(env, "SANDBOX_PORT", 8100, 1),
             log_level=env.get("LOG_LEVEL", "info").lower(),
             dashboard_session_ttl=parse_duration(
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),

@@ -10,6 +10,7 @@ import re
 import orjson
 
 from app.commands import admin_connection, print_json
+from app.gateway.commands import _json_object as _auth_config  # a JSON object argument
 
 _SLUG = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 
@@ -18,16 +19,6 @@ def _slug(value: str) -> str:
     if not _SLUG.match(value.upper()):
         raise argparse.ArgumentTypeError(f"{value!r} is not a provider slug such as PROVIDER_A")
     return value.upper()
-
-
-def _auth_config(value: str) -> dict:
-    try:
-        parsed = orjson.loads(value)
-    except orjson.JSONDecodeError:
-        raise argparse.ArgumentTypeError("not valid JSON") from None
-    if not isinstance(parsed, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object")
-    return parsed
 
 
 def _url(value: str) -> str:

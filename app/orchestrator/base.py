@@ -7,6 +7,7 @@ orchestrator owns. `emit()` returns an `EmissionResponse`; it never reads the da
 from __future__ import annotations
 
 import email.utils
+import functools
 import re
 import time
 from typing import Any, ClassVar
@@ -39,10 +40,15 @@ class ProviderCallFailed(Exception):
         self.error = error
 
 
+@functools.lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    return _SECRET_KEY.search(key) is not None
+
+
 def mask(value: Any) -> Any:
     """A copy of `value` with every secret-looking key's value replaced by ***."""
     if isinstance(value, dict):
-        return {k: (MASK if _SECRET_KEY.search(str(k)) else mask(v)) for k, v in value.items()}
+        return {k: (MASK if _secret_key(str(k)) else mask(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [mask(v) for v in value]
     return value
@@ -121,6 +127,17 @@ class InsuranceAdapter:
             raise ProviderNotConfigured(f"{self.slug} auth_config.{key} is missing")
         return value
 
+    def url_setting(self, key: str, config: dict | None = None, path: str = "") -> httpx.URL:
+        """A required http(s) URL of auth_config, with `path` appended, parsed once."""
+        value = self.setting(key, config).rstrip("/") + path
+        try:
+            url = httpx.URL(value)
+        except httpx.InvalidURL:
+            url = None
+        if url is None or url.scheme not in ("http", "https") or not url.host:
+            raise ProviderNotConfigured(f"{self.slug} auth_config.{key} is not an http(s) URL")
+        return url
+
     async def access_token(self, item: StandardRiskItem, stale: str | None = None) -> str | None:
         """The credential emit() presents; after a 401, `stale` is the one refused (a new one
         is fetched unless someone already did). Raises ProviderCallFailed."""
@@ -132,11 +149,12 @@ class InsuranceAdapter:
     def external_id(self, body: dict[str, Any]) -> Any:
         raise NotImplementedError
 
-    async def post(self, url: str, body: dict[str, Any], headers: dict[str, str],
+    async def post(self, url: str | httpx.URL, body: dict[str, Any], headers: dict[str, str],
                    ctx: EmitContext) -> EmissionResponse:
-        """POSTs `body` with the Idempotency-Key and turns the outcome into an EmissionResponse."""
+        """POSTs `body` with the Idempotency-Key and turns the outcome into an EmissionResponse
+        (`url` parsed once by the adapter where it can: httpx's URL parsing is not cheap)."""
         headers = {**headers, "Idempotency-Key": ctx.idempotency_key, "Content-Type": "application/json"}
-        payload = {"method": "POST", "url": url, "headers": mask(headers), "body": mask(body)}
+        payload = {"method": "POST", "url": str(url), "headers": mask(headers), "body": mask(body)}
         try:
             response = await self.http.post(url, content=orjson.dumps(body), headers=headers)
         except httpx.HTTPError as exc:

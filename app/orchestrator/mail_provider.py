@@ -94,13 +94,13 @@ class MailProvider(InsuranceAdapter):
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:
         super().__init__(auth_config, http, state)
-        self.url = self.setting("baseUrl").rstrip("/") + "/v1/messages"
+        self.url = self.url_setting("baseUrl", path="/v1/messages")
         self.sender = self.setting("from")
         channels = auth_config.get("channels") or {}
         if not isinstance(channels, dict) or not all(isinstance(c, dict) for c in channels.values()):
             raise ProviderNotConfigured("MAIL_PROVIDER auth_config.channels must map ids to objects")
         self.channels = channels
-        token_url, client_id, secret = (self.setting("tokenUrl"), self.setting("clientId"),
+        token_url, client_id, secret = (str(self.url_setting("tokenUrl")), self.setting("clientId"),
                                         self.setting("clientSecret"))
         # The token survives config reloads as long as the client stays the same.
         key = f"token:{token_url}:{client_id}:{hashlib.sha256(secret.encode()).hexdigest()}"

@@ -70,7 +70,7 @@ class VariantClient:
     """PROVIDER_A's client for one product variant: its endpoint, product code and mapper."""
 
     http: httpx.AsyncClient
-    url: str
+    url: httpx.URL
     product_code: str
     mapper: Mapper
 
@@ -107,9 +107,9 @@ class ProviderA(InsuranceAdapter):
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:
         super().__init__(auth_config, http, state)
-        base = self.setting("baseUrl").rstrip("/")
         self.api_key = self.setting("apiKey")
-        self.clients = {variant: VariantClient(http, f"{base}/v1/{variant}/policies", code, mapper)
+        self.clients = {variant: VariantClient(http, self.url_setting("baseUrl", path=f"/v1/{variant}/policies"),
+                                               code, mapper)
                         for variant, (code, mapper) in VARIANTS.items()}
 
     async def access_token(self, item: StandardRiskItem, stale: str | None = None) -> str | None:

@@ -54,39 +54,43 @@ class ProviderB(InsuranceAdapter):
         channels = auth_config.get("channels")
         if not isinstance(channels, list) or not channels or not all(isinstance(c, dict) for c in channels):
             raise ProviderNotConfigured("PROVIDER_B auth_config.channels[] is missing")
-        self.base_url = auth_config.get("baseUrl")
+        path = "/api/v2/emissions"
+        default_url = self.url_setting("baseUrl", path=path) if auth_config.get("baseUrl") else None
+        self.urls: list[httpx.URL] = []
         for channel in channels:
             self.setting("agentCode", channel)
             self.setting("apiKey", channel)
-            if not (channel.get("baseUrl") or self.base_url):
+            url = self.url_setting("baseUrl", channel, path) if channel.get("baseUrl") else default_url
+            if url is None:
                 raise ProviderNotConfigured("PROVIDER_B auth_config.baseUrl is missing")
+            self.urls.append(url)
         self.channels = channels
 
-    def channel(self, item: StandardRiskItem) -> dict[str, Any]:
-        """The channels[] entry of the item: by partner channel, then package, then default."""
+    def channel(self, item: StandardRiskItem) -> int:
+        """Index of the item's channels[] entry: by partner channel, then package, then default."""
         for key, value in (("channelId", item.channel_id), ("packageUid", item.package_uid)):
             if value is not None:
-                for entry in self.channels:
+                for i, entry in enumerate(self.channels):
                     if entry.get(key) == value:
-                        return entry
-        for entry in self.channels:
+                        return i
+        for i, entry in enumerate(self.channels):
             if entry.get("default") is True:
-                return entry
+                return i
         raise ProviderNotConfigured("PROVIDER_B has no channel configuration for this item")
 
     async def access_token(self, item: StandardRiskItem, stale: str | None = None) -> str | None:
-        return self.channel(item)["apiKey"]
+        return self.channels[self.channel(item)]["apiKey"]
 
     def external_id(self, body: dict[str, Any]) -> Any:
         return body["emission"]["certificateNumber"]
 
     async def emit(self, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
-        channel = self.channel(item)
+        index = self.channel(item)
+        channel = self.channels[index]
         body = {"agentCode": channel["agentCode"], "externalRef": item.uid,
                 "product": item.variant.upper(), "policyReference": item.policy_uid,
                 "premium": {"amount": item.policy.premium, "currency": item.policy.currency},
                 "insuredSubject": {"fullName": item.insured_name, **item.insured_subject},
                 **map_parties(item)}
-        url = (channel.get("baseUrl") or self.base_url).rstrip("/") + "/api/v2/emissions"
         headers = {"Authorization": f"Bearer {ctx.access_token}", "X-Agent-Code": channel["agentCode"]}
-        return await self.post(url, body, headers, ctx)
+        return await self.post(self.urls[index], body, headers, ctx)

@@ -31,12 +31,14 @@ from app.orchestrator.contract import (
     UNKNOWN_PROVIDER, EmissionError, EmissionResponse, EmitContext, OrchestratorResult)
 from app.orchestrator.model import MappingError, StandardRiskItem
 from app.orchestrator.registry import ADAPTERS
+from app.orchestrator.transport import ProviderTransport
 
 log = structlog.get_logger("app.orchestrator")
 
 CONFIG_TTL_SECONDS = 30.0
 # After a 401 the credentials are read again unless they were read this recently.
 CONFIG_REFRESH_SECONDS = 1.0
+_DATABASE_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
 
 
 @dataclasses.dataclass
@@ -91,9 +93,8 @@ class Orchestrator:
         if client is None:
             connect, read = self.config.http_connect_timeout, self.config.http_read_timeout
             client = self._http[slug] = httpx.AsyncClient(
+                transport=ProviderTransport(limits=httpx.Limits(max_connections=100, keepalive_expiry=30.0)),
                 timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
-                limits=httpx.Limits(max_connections=100, max_keepalive_connections=100,
-                                    keepalive_expiry=30.0),
                 headers={"User-Agent": "insurance-orchestrator/1", "Accept": "application/json"},
                 follow_redirects=False)
         return client
@@ -105,13 +106,6 @@ class Orchestrator:
         InvalidRiskItem (a MappingError, code MAPPING_ERROR) when the stored item is malformed."""
         raw = await self.db.call(SERVICE, None, "integrations.standard_risk_item", risk_item_id)
         return StandardRiskItem.from_json(orjson.loads(raw))
-
-    def invalidate(self, slug: str | None = None) -> None:
-        """Forget cached provider configuration (all, or one slug)."""
-        if slug is None:
-            self._loaded.clear()
-        else:
-            self._loaded.pop(slug.upper(), None)
 
     async def _adapter(self, slug: str, max_age: float) -> InsuranceAdapter:
         """The adapter built from the provider's auth_config, read at most every `max_age` s."""
@@ -173,15 +167,11 @@ class Orchestrator:
         if not isinstance(key, str) or not key:
             raise ValueError("an idempotency key is required")
         try:
-            adapter = await self._adapter(slug, self.config_ttl)
-        except ProviderNotConfigured as exc:
-            return _failed(slug, EmissionError(PROVIDER_NOT_CONFIGURED, str(exc), False))
-        except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError) as exc:
+            response = await self._emit(slug, item, key)
+        except _DATABASE_ERRORS as exc:  # reading the configuration: an outage, worth a retry
             log.error("provider_config_unreadable", provider=slug, error=type(exc).__name__)
             return _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the {slug} configuration could not be read", True))
-        try:
-            response = await self._emit(slug, adapter, item, key)
         except ProviderNotConfigured as exc:
             return _failed(slug, EmissionError(PROVIDER_NOT_CONFIGURED, str(exc), False))
         except MappingError as exc:
@@ -199,9 +189,9 @@ class Orchestrator:
             INTERNAL_ORCHESTRATOR_ERROR, f"the {slug} adapter failed without an error", False)
         return _failed(slug, error, response.request_payload)
 
-    async def _emit(self, slug: str, adapter: InsuranceAdapter, item: StandardRiskItem,
-                    key: str) -> EmissionResponse:
+    async def _emit(self, slug: str, item: StandardRiskItem, key: str) -> EmissionResponse:
         """emit() with the access token; after a 401, fresh credentials and one more try."""
+        adapter = await self._adapter(slug, self.config_ttl)
         token = await adapter.access_token(item)
         response = await adapter.emit(item, EmitContext(access_token=token, idempotency_key=key))
         if response.success or not response.errors or response.errors[0].code != PROVIDER_AUTH_FAILED:

@@ -195,8 +195,15 @@ class Sandbox:
         except orjson.JSONDecodeError:
             raise Invalid("body is not valid JSON") from None
 
-    def _idempotent(self, provider: str, req, issue: Callable[[], Answer]) -> Answer:
-        """The answer stored for this Idempotency-Key, or a new one issued now."""
+    def _issue(self, provider: str, req, raw: bytes, check: Callable[[Any], None],
+               issue: Callable[[Any], Answer]) -> Answer:
+        """400 for a body `check` refuses; else the answer stored for this Idempotency-Key,
+        or a new one issued now from the body."""
+        try:
+            body = self._json(raw)
+            check(body)
+        except Invalid as exc:
+            return _error(400, "invalid_request", str(exc))
         key = req.get_header("Idempotency-Key")
         if not key:
             return _error(400, "missing_idempotency_key", "the Idempotency-Key header is required")
@@ -205,7 +212,7 @@ class Sandbox:
         if answer is not None:
             status, body, headers = answer
             return 200, body, {**headers, "Idempotent-Replayed": "true"}
-        answer = issued[key] = issue()
+        answer = issued[key] = issue(body)
         return answer
 
     def _bearer(self, req) -> str | None:
@@ -219,34 +226,22 @@ class Sandbox:
             return _error(404, "not_found", f"no product line {variant!r}")
         if req.get_header("X-Api-Key") != credentials.PROVIDER_A_API_KEY:
             return _error(401, "invalid_api_key", "the X-Api-Key header is missing or wrong")
-        try:
-            body = self._json(raw)
-            providers.check_provider_a(variant, body)
-        except Invalid as exc:
-            return _error(400, "invalid_request", str(exc))
-
-        def issue() -> Answer:
+        def issue(body: dict) -> Answer:
             number = f"PA-{variant[:3].upper()}-{self.state.next_number('A'):07d}"
             return 201, {"policyNumber": number, "status": "ISSUED", "productCode": body["productCode"],
                          "externalReference": body["externalReference"]}, {}
-        return self._idempotent("PROVIDER_A", req, issue)
+        return self._issue("PROVIDER_A", req, raw, lambda body: providers.check_provider_a(variant, body), issue)
 
     async def provider_b(self, req, raw: bytes) -> Answer:
         key = self._bearer(req)
         agent = next((a for a, k in credentials.PROVIDER_B_AGENTS.items() if k == key), None)
         if agent is None or req.get_header("X-Agent-Code") != agent:
             return _error(401, "unauthorized", "unknown agent credentials")
-        try:
-            body = self._json(raw)
-            providers.check_provider_b(agent, body)
-        except Invalid as exc:
-            return _error(400, "invalid_request", str(exc))
-
-        def issue() -> Answer:
+        def issue(body: dict) -> Answer:
             number = f"PB-{agent}-{self.state.next_number('B'):07d}"
             return 201, {"emission": {"id": str(uuid.uuid4()), "certificateNumber": number,
                                       "status": "EMITTED", "externalRef": body["externalRef"]}}, {}
-        return self._idempotent("PROVIDER_B", req, issue)
+        return self._issue("PROVIDER_B", req, raw, lambda body: providers.check_provider_b(agent, body), issue)
 
     async def token(self, req, raw: bytes) -> Answer:
         form = {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
@@ -273,12 +268,7 @@ class Sandbox:
         if expires is None or expires < time.time():
             return _error(401, "invalid_token", "the access token is missing, unknown or expired",
                           {"WWW-Authenticate": 'Bearer error="invalid_token"'})
-        try:
-            body = self._json(raw)
-            providers.check_mail(body)
-        except Invalid as exc:
-            return _error(400, "invalid_request", str(exc))
-        return self._idempotent("MAIL_PROVIDER", req, lambda: (
+        return self._issue("MAIL_PROVIDER", req, raw, providers.check_mail, lambda body: (
             202, {"messageId": f"msg_{self.state.next_number('M'):07d}", "status": "queued"}, {}))
 
     async def chat(self, req, raw: bytes) -> Answer:

@@ -1,9 +1,9 @@
 """Fixtures of the orchestrator tests: a database pool, a fresh orchestrator, sandbox controls."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
+import uuid
 from typing import Any, Iterator
 
 import httpx
@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from app.db import Database
+from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
 
 
@@ -63,16 +64,25 @@ def sbx(sandbox) -> Iterator[SandboxControl]:
 
 
 @pytest.fixture
-def provider_config(admin, sandbox):
-    """Temporarily replaces a provider's auth_config; the sandbox's is put back afterwards."""
-    from app.sandbox.credentials import auth_configs
+async def configured(admin, fast_config, db):
+    """An orchestrator whose only adapter (a copy of PROVIDER_A's, B's or the mail one) runs under
+    a fresh slug with the given auth_config (None: no integrations row). Tests of bad
+    configurations use it, so that the shared providers' rows, which other processes of the
+    suite may be reading, never change."""
+    made: list[tuple[Orchestrator, str]] = []
 
-    @contextlib.contextmanager
-    def use(slug: str, auth_config: dict) -> Iterator[None]:
-        admin.execute("SELECT integrations.set_provider_config(%s, %s)", (slug, orjson.dumps(auth_config).decode()))
-        try:
-            yield
-        finally:
+    async def make(adapter: str, auth_config: dict | None) -> tuple[Orchestrator, str]:
+        slug = f"TEST_{uuid.uuid4().hex[:12].upper()}"
+        base = ADAPTERS[adapter]
+        if auth_config is not None:
             admin.execute("SELECT integrations.set_provider_config(%s, %s)",
-                          (slug, orjson.dumps(auth_configs(sandbox)[slug]).decode()))
-    return use
+                          (slug, orjson.dumps(auth_config).decode()))
+        orch = Orchestrator(fast_config, db, adapters={slug: type(base.__name__, (base,), {"slug": slug})})
+        await orch.start()
+        made.append((orch, slug))
+        return orch, slug
+
+    yield make
+    for orch, slug in made:
+        await orch.close()
+        admin.execute("DELETE FROM insurance.integrations WHERE slug = %s", (slug,))

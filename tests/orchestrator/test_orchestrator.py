@@ -9,8 +9,9 @@ import orjson
 import pytest
 import structlog
 
+from app.db import Database
 from app.orchestrator import contract
-from app.orchestrator.model import InvalidRiskItem, MappingError, StandardRiskItem
+from app.orchestrator.model import InvalidRiskItem, StandardRiskItem
 from app.orchestrator.provider_a import ProviderA
 from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
@@ -110,15 +111,15 @@ async def test_provider_b_maps_beneficiaries_to_its_own_types(variant, item_of, 
     assert [(b["kind"], b["fullName"]) for b in body["additionalInsured"]] == [("ADDITIONAL_INSURED", "Spouse")]
 
 
-async def test_provider_b_picks_the_channel_configuration_of_the_package(item_of, make_package, orchestrator,
-                                                                          provider_config, sandbox):
+async def test_provider_b_picks_the_channel_configuration_of_the_package(item_of, make_package, configured,
+                                                                          sandbox):
     package = make_package(variants=("travel",))
     (agent2, key2) = list(credentials.PROVIDER_B_AGENTS.items())[1]
     config = credentials.auth_configs(sandbox)["PROVIDER_B"]
     config["channels"].append({"packageUid": package["uid"], "agentCode": agent2, "apiKey": key2})
-    with provider_config("PROVIDER_B", config):
-        chosen = await orchestrator.orchestrate_insurance_emission("PROVIDER_B", await item_of(package=package), key())
-        default = await orchestrator.orchestrate_insurance_emission("PROVIDER_B", await item_of(), key())
+    orch, slug = await configured("PROVIDER_B", config)
+    chosen = await orch.orchestrate_insurance_emission(slug, await item_of(package=package), key())
+    default = await orch.orchestrate_insurance_emission(slug, await item_of(), key())
     assert chosen.status == "SUCCESS", chosen
     assert chosen.external_id.startswith(f"PB-{agent2}-")
     assert default.external_id.startswith("PB-SBX-AGENT-1-")
@@ -173,11 +174,11 @@ async def test_a_payload_the_provider_refuses_is_not_retryable(item_of, orchestr
     assert "insured.email is not an e-mail address" in result.message
 
 
-async def test_connection_refused_is_retryable(item_of, orchestrator, provider_config):
+async def test_connection_refused_is_retryable(item_of, configured):
     item = await item_of("travel")
     dead = f"http://127.0.0.1:{free_port()}/provider-a"
-    with provider_config("PROVIDER_A", {"baseUrl": dead, "apiKey": credentials.PROVIDER_A_API_KEY}):
-        result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key())
+    orch, slug = await configured("PROVIDER_A", {"baseUrl": dead, "apiKey": credentials.PROVIDER_A_API_KEY})
+    result = await orch.orchestrate_insurance_emission(slug, item, key())
     assert (result.code, result.retryable, result.http_status) == (contract.PROVIDER_UNREACHABLE, True, None)
 
 
@@ -194,32 +195,30 @@ async def test_an_expired_token_is_refreshed_once(item_of, orchestrator, sbx):
     assert [r["status"] for r in sbx.requests("MAIL_PROVIDER", k)] == [401, 202]
 
 
-async def test_credentials_refused_twice_are_an_auth_failure(item_of, orchestrator, provider_config, sbx, sandbox):
+async def test_credentials_refused_twice_are_an_auth_failure(item_of, configured, sbx, sandbox):
     item = await item_of("travel")
     k = key()
-    with provider_config("PROVIDER_A", {"baseUrl": f"{sandbox}/provider-a", "apiKey": "wrong-key"}):
-        result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, k)
+    orch, slug = await configured("PROVIDER_A", {"baseUrl": f"{sandbox}/provider-a", "apiKey": "wrong-key"})
+    result = await orch.orchestrate_insurance_emission(slug, item, k)
     assert (result.code, result.retryable, result.http_status) == (contract.PROVIDER_AUTH_FAILED, False, 401)
     assert [r["status"] for r in sbx.requests("PROVIDER_A", k)] == [401, 401]  # one retry, fresh credentials
 
 
-async def test_identity_provider_refusing_the_client_is_an_auth_failure(item_of, orchestrator, provider_config,
-                                                                         sandbox):
+async def test_identity_provider_refusing_the_client_is_an_auth_failure(item_of, configured, sandbox):
     item = await item_of("travel")
     config = {**credentials.auth_configs(sandbox)["MAIL_PROVIDER"], "clientSecret": "wrong-secret"}
-    with provider_config("MAIL_PROVIDER", config):
-        result = await orchestrator.orchestrate_insurance_emission("MAIL_PROVIDER", item, key())
+    orch, slug = await configured("MAIL_PROVIDER", config)
+    result = await orch.orchestrate_insurance_emission(slug, item, key())
     assert (result.code, result.retryable, result.http_status) == (contract.PROVIDER_AUTH_FAILED, False, 401)
 
 
-@pytest.mark.parametrize("auth_config", [None, {"channels": []}, {"baseUrl": "http://x", "channels": [{"agentCode": "A"}]}])
-async def test_a_missing_or_bad_configuration_is_not_retryable(auth_config, item_of, orchestrator, admin,
-                                                               provider_config):
+@pytest.mark.parametrize("auth_config", [
+    None, {"channels": []}, {"baseUrl": "http://x", "channels": [{"agentCode": "A"}]},
+    {"baseUrl": "ftp://x", "channels": [{"default": True, "agentCode": "A", "apiKey": "k"}]}])
+async def test_a_missing_or_bad_configuration_is_not_retryable(auth_config, item_of, configured):
     item = await item_of("travel")
-    with provider_config("PROVIDER_B", auth_config or {}):
-        if auth_config is None:
-            admin.execute("DELETE FROM insurance.integrations WHERE slug = 'PROVIDER_B'")
-        result = await orchestrator.orchestrate_insurance_emission("PROVIDER_B", item, key())
+    orch, slug = await configured("PROVIDER_B", auth_config)
+    result = await orch.orchestrate_insurance_emission(slug, item, key())
     assert (result.status, result.code, result.retryable) == ("FAILED", contract.PROVIDER_NOT_CONFIGURED, False)
 
 
@@ -301,3 +300,16 @@ async def test_no_secret_in_request_payload_or_logs(item_of, orchestrator, sbx, 
         assert secret not in payloads
         assert secret not in written
     assert all(r.request_payload["headers"].get("Authorization", "***") == "***" for r in results)
+
+
+async def test_a_database_outage_while_reading_the_configuration_is_retryable(fast_config, item_of):
+    item = await item_of("travel")
+    down = Database(f"postgresql://insurance_app@127.0.0.1:{free_port()}/insurance", 1, 1)
+    await down.open()  # starts anyway, as the app does, with an empty pool
+    orch = Orchestrator(fast_config, down)
+    try:
+        result = await orch.orchestrate_insurance_emission("PROVIDER_A", item, key())
+    finally:
+        await orch.close()
+        await down.close()
+    assert (result.status, result.code, result.retryable) == ("FAILED", contract.INTERNAL_ORCHESTRATOR_ERROR, True)
