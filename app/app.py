@@ -13,6 +13,7 @@ import structlog
 from app import errors, health, openapi
 from app.config import Config
 from app.db import Database
+from app.mail import Mailer
 from app.middleware import Lifespan, RequestId
 from app.tokens import ISSUER, TokenService
 
@@ -39,6 +40,7 @@ class Services:
     gateway_tokens: dict[str, TokenService]
     service_tokens: TokenService
     lifespan: Lifespan
+    mailer: Mailer | None = None
 
 
 def build_services(config: Config) -> Services:
@@ -56,6 +58,7 @@ def build_services(config: Config) -> Services:
         service_tokens=TokenService(config.secret("SERVICE_ROLE_SECRET"), "service", 3600,
                                     issuer=f"{ISSUER}-service"),
         lifespan=Lifespan(db),
+        mailer=Mailer.from_config(config),
     )
 
 
