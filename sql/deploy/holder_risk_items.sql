@@ -79,17 +79,23 @@ $$;
 -- ---------------------------------------------------------------- entry points
 
 -- my_risk_items(): the caller's risk items (summary, newest first), as one JSON array.
+-- plpgsql so that the plan is cached per session: the query has no parameter (the e-mail is
+-- read as an InitPlan), so one generic plan, RLS included, serves every call. The claimant
+-- join starts from the caller's e-mail (primary key range); the policies agree with it.
 CREATE FUNCTION postsales.my_risk_items() RETURNS json
-LANGUAGE sql STABLE SET search_path = '' AS $$
-  SELECT coalesce(json_agg(json_build_object(
-           'id', ri.id, 'uid', ri.uid, 'policy_uid', ri.policy_uid, 'status', ri.status,
-           'variant', ri.variant, 'insured_subject', ri.insured_subject,
-           'package', json_build_object('uid', p.uid, 'name', p.name),
-           'created_at', ri.created_at, 'updated_at', ri.updated_at) ORDER BY ri.id DESC), '[]')
-    FROM insurance.authorized_claimants ac
-    JOIN insurance.risk_items ri ON ri.id = ac.risk_item_id
-    JOIN insurance.packages p ON p.id = ri.package_id
-   WHERE ac.email = (SELECT insurance.claim('email'))
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+BEGIN
+  RETURN (
+    SELECT coalesce(json_agg(json_build_object(
+             'id', ri.id, 'uid', ri.uid, 'policy_uid', ri.policy_uid, 'status', ri.status,
+             'variant', ri.variant, 'insured_subject', ri.insured_subject,
+             'package', json_build_object('uid', p.uid, 'name', p.name),
+             'created_at', ri.created_at, 'updated_at', ri.updated_at) ORDER BY ri.id DESC), '[]')
+      FROM insurance.authorized_claimants ac
+      JOIN insurance.risk_items ri ON ri.id = ac.risk_item_id
+      JOIN insurance.packages p ON p.id = ri.package_id
+     WHERE ac.email = (SELECT insurance.claim_email()));
+END
 $$;
 
 -- risk_item(id): one item of the caller with its beneficiaries; 401 when not theirs.
