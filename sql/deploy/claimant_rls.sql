@@ -37,12 +37,11 @@ CREATE POLICY risk_items_select_holder ON insurance.risk_items
   USING (id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
                  WHERE ac.email = (SELECT insurance.claim_email())));
 
+-- UPDATE policies without WITH CHECK apply USING to the new row as well.
 CREATE POLICY risk_items_update_holder ON insurance.risk_items
   FOR UPDATE TO insurance_holder
   USING (id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
-                 WHERE ac.email = (SELECT insurance.claim_email())))
-  WITH CHECK (id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
-                      WHERE ac.email = (SELECT insurance.claim_email())));
+                 WHERE ac.email = (SELECT insurance.claim_email())));
 
 CREATE POLICY beneficiaries_select_holder ON insurance.beneficiaries
   FOR SELECT TO insurance_holder
@@ -60,9 +59,7 @@ CREATE POLICY beneficiaries_insert_holder ON insurance.beneficiaries
 CREATE POLICY beneficiaries_update_holder ON insurance.beneficiaries
   FOR UPDATE TO insurance_holder
   USING (risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
-                           WHERE ac.email = (SELECT insurance.claim_email())))
-  WITH CHECK (risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
-                                WHERE ac.email = (SELECT insurance.claim_email())));
+                           WHERE ac.email = (SELECT insurance.claim_email())));
 
 CREATE POLICY beneficiaries_delete_holder ON insurance.beneficiaries
   FOR DELETE TO insurance_holder

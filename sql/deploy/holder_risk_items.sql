@@ -59,11 +59,18 @@ LANGUAGE sql STABLE SET search_path = '' AS $$
    WHERE ri.id = p_id
 $$;
 
--- access_denied(): the seed's 401 for an item without a claimant row of the caller.
-CREATE FUNCTION postsales.access_denied() RETURNS void
-LANGUAGE plpgsql SET search_path = '' AS $$
+-- visible_item(id): the package of risk item `id` when the caller may see it (RLS); else
+-- the seed's 401 "access denied", also for an id that does not exist (no enumeration).
+CREATE FUNCTION postsales.visible_item(p_id bigint) RETURNS bigint
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+DECLARE
+  _package_id bigint;
 BEGIN
-  RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
+  SELECT ri.package_id INTO _package_id FROM insurance.risk_items ri WHERE ri.id = p_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
+  END IF;
+  RETURN _package_id;
 END
 $$;
 
@@ -101,13 +108,9 @@ $$;
 -- risk_item(id): one item of the caller with its beneficiaries; 401 when not theirs.
 CREATE FUNCTION postsales.risk_item(p_id bigint) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
-DECLARE
-  _item jsonb := postsales.risk_item_json(p_id);
 BEGIN
-  IF _item IS NULL THEN
-    PERFORM postsales.access_denied();
-  END IF;
-  RETURN _item;
+  PERFORM postsales.visible_item(p_id);
+  RETURN postsales.risk_item_json(p_id);
 END
 $$;
 
@@ -123,9 +126,7 @@ DECLARE
   _value     jsonb;
   _valid     boolean;
 BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.risk_items ri WHERE ri.id = p_id) THEN
-    PERFORM postsales.access_denied();
-  END IF;
+  PERFORM postsales.visible_item(p_id);
   IF jsonb_typeof(p_patch) IS DISTINCT FROM 'object' OR p_patch = '{}' THEN
     PERFORM postsales.unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
   END IF;
@@ -172,9 +173,7 @@ LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _list jsonb;
 BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.risk_items ri WHERE ri.id = p_id) THEN
-    PERFORM postsales.access_denied();
-  END IF;
+  PERFORM postsales.visible_item(p_id);
   SELECT coalesce(jsonb_agg(postsales.beneficiary_json(b) ORDER BY b.id), '[]') INTO _list
     FROM insurance.beneficiaries b WHERE b.risk_item_id = p_id;
   RETURN _list;
@@ -216,9 +215,7 @@ LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
   _row insurance.beneficiaries;
 BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.risk_items ri WHERE ri.id = p_id) THEN
-    PERFORM postsales.access_denied();
-  END IF;
+  PERFORM postsales.visible_item(p_id);
   PERFORM postsales.beneficiary_fields(p_body, false);
   IF NOT p_body ? 'name' THEN
     PERFORM postsales.unprocessable('INVALID_VALUE', 'name is required', '{"field": "name"}');
@@ -238,9 +235,7 @@ LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
   _row insurance.beneficiaries;
 BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.risk_items ri WHERE ri.id = p_id) THEN
-    PERFORM postsales.access_denied();
-  END IF;
+  PERFORM postsales.visible_item(p_id);
   SELECT * INTO _row FROM insurance.beneficiaries b WHERE b.id = p_beneficiary_id AND b.risk_item_id = p_id;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'beneficiary not found', DETAIL = 'NOT_FOUND';
@@ -264,9 +259,7 @@ LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
   _is_holder boolean;
 BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.risk_items ri WHERE ri.id = p_id) THEN
-    PERFORM postsales.access_denied();
-  END IF;
+  PERFORM postsales.visible_item(p_id);
   SELECT b.is_holder INTO _is_holder FROM insurance.beneficiaries b
    WHERE b.id = p_beneficiary_id AND b.risk_item_id = p_id;
   IF NOT FOUND THEN
@@ -284,12 +277,8 @@ $$;
 CREATE FUNCTION postsales.risk_item_variants(p_id bigint) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
-  _package_id bigint;
+  _package_id bigint := postsales.visible_item(p_id);
 BEGIN
-  SELECT ri.package_id INTO _package_id FROM insurance.risk_items ri WHERE ri.id = p_id;
-  IF NOT FOUND THEN
-    PERFORM postsales.access_denied();
-  END IF;
   RETURN (SELECT coalesce(jsonb_agg(jsonb_build_object(
                    'code', v.code, 'name', v.name, 'coverages', v.coverages,
                    'premium', v.premium, 'currency', v.currency) ORDER BY v.code), '[]')
@@ -298,10 +287,10 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION postsales.beneficiary_json(insurance.beneficiaries), postsales.risk_item_json(bigint),
-  postsales.access_denied(), postsales.unprocessable(text, text, jsonb),
+  postsales.visible_item(bigint), postsales.unprocessable(text, text, jsonb),
   postsales.beneficiary_fields(jsonb, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION postsales.beneficiary_json(insurance.beneficiaries), postsales.risk_item_json(bigint),
-  postsales.access_denied(), postsales.unprocessable(text, text, jsonb),
+  postsales.visible_item(bigint), postsales.unprocessable(text, text, jsonb),
   postsales.beneficiary_fields(jsonb, boolean) TO insurance_holder;
 
 REVOKE ALL ON FUNCTION postsales.my_risk_items(), postsales.risk_item(bigint),

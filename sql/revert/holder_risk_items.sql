@@ -11,7 +11,7 @@ DROP FUNCTION postsales.update_risk_item(bigint, jsonb);
 DROP FUNCTION postsales.risk_item(bigint);
 DROP FUNCTION postsales.my_risk_items();
 DROP FUNCTION postsales.unprocessable(text, text, jsonb);
-DROP FUNCTION postsales.access_denied();
+DROP FUNCTION postsales.visible_item(bigint);
 DROP FUNCTION postsales.risk_item_json(bigint);
 DROP FUNCTION postsales.beneficiary_json(insurance.beneficiaries);
 DROP TRIGGER beneficiaries_check_shares ON insurance.beneficiaries;

@@ -1,19 +1,13 @@
 -- Claimant RLS (claimant_rls): a holder sees exactly the items with a claimant row for the
 -- token's e-mail, writes nothing outside them, and the trigger mirrors holder e-mails.
 BEGIN;
-SELECT plan(17);
+\ir helpers/holder.psql
+SELECT plan(20);
 
-CREATE FUNCTION pg_temp.as_holder(email text) RETURNS void LANGUAGE sql AS $$
-  SELECT set_config('role', 'insurance_holder', true),
-         set_config('request.jwt.claims', jsonb_build_object('email', email, 'sub', email)::text, true)
-$$;
 -- rows_changed(sql): how many rows a statement changed (run as the current role).
 CREATE FUNCTION pg_temp.rows_changed(sql text) RETURNS integer LANGUAGE plpgsql AS $$
 DECLARE _n integer;
 BEGIN EXECUTE sql; GET DIAGNOSTICS _n = ROW_COUNT; RETURN _n; END $$;
--- item(policy): an id by policy uid, even of an item the current role may not see.
-CREATE FUNCTION pg_temp.item(policy text) RETURNS bigint LANGUAGE sql SECURITY DEFINER AS $$
-  SELECT id FROM insurance.risk_items WHERE policy_uid = policy $$;
 CREATE FUNCTION pg_temp.claimants(policy text) RETURNS text[] LANGUAGE sql AS $$
   SELECT coalesce(array_agg(email ORDER BY email), '{}') FROM insurance.authorized_claimants
    WHERE risk_item_id = pg_temp.item(policy) $$;
@@ -46,6 +40,13 @@ INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder) VALUE
   (pg_temp.item('rls-c'), 'Cy', 'cy@example.com', true);
 DELETE FROM insurance.beneficiaries WHERE email = 'cy@example.com';
 SELECT is(pg_temp.claimants('rls-c'), ARRAY['bob@example.com'], 'a removed holder loses access');
+
+-- ---------------------------------------------------------------- the claim the policies read
+SELECT is(insurance.claim_email(), NULL, 'no claims: no e-mail');
+SELECT set_config('request.jwt.claims', '', true);
+SELECT is(insurance.claim_email(), NULL, 'an empty setting (a pooled connection) is no e-mail');
+SELECT set_config('request.jwt.claims', '{"email": "ann@example.com"}', true);
+SELECT is(insurance.claim_email(), insurance.claim('email'), 'claim_email() reads what claim(''email'') reads');
 
 -- ---------------------------------------------------------------- what a holder sees
 SELECT pg_temp.as_holder('ann@example.com');

@@ -1,15 +1,9 @@
 -- Holder entry points (holder_risk_items): list, read, the PATCH allow-list, beneficiaries
 -- within post-sales scope and the sum of shares, all as insurance_holder under RLS.
 BEGIN;
+\ir helpers/holder.psql
 SELECT plan(13);
 
-CREATE FUNCTION pg_temp.as_holder(email text) RETURNS void LANGUAGE sql AS $$
-  SELECT set_config('role', 'insurance_holder', true),
-         set_config('request.jwt.claims', jsonb_build_object('email', email, 'sub', email)::text, true)
-$$;
--- item(policy): an id by policy uid, even of an item the current role may not see.
-CREATE FUNCTION pg_temp.item(policy text) RETURNS bigint LANGUAGE sql SECURITY DEFINER AS $$
-  SELECT id FROM insurance.risk_items WHERE policy_uid = policy $$;
 
 INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-holder', 'Holder package');
 INSERT INTO insurance.package_variants (package_id, code, name, premium)
