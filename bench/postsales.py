@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 os.environ.setdefault("BENCH_DB", "insurance_bench_postsales")  # not the other surfaces' database
 
@@ -65,7 +66,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far."""
     try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except FileNotFoundError:
         return 0.0
     return (int(fields[11]) + int(fields[12])) / TICKS

@@ -58,7 +58,7 @@ class OtpRequest:
         if "error" in outcome:
             raise otp_error(outcome)
         if outcome["send"]:
-            self.mailer.send_later(self.mailer.otp_message(email, code, self.ttl))
+            self.mailer.send_otp_later(email, code, self.ttl)
         send(resp, {"message": "If this e-mail holds active policies, a code has been sent to it.",
                     "expires_in": self.ttl}, status=202)
 

@@ -11,12 +11,14 @@ from app.postsales.validation import json_object, path_id
 from app.responses import send_raw
 from app.tokens import invalid_token
 
+
 class HolderResource:
     def __init__(self, services) -> None:
         self.db = services.db
         self.tokens = services.postsales_tokens
 
     async def call(self, req: falcon.Request, function: str, *args) -> str:
+        """`function(*args)` as the token's holder: 400/401 for a missing or bad token."""
         verified = self.tokens.verify_header(req.get_header("Authorization"))
         if not isinstance(verified.claims.get("email"), str):
             raise invalid_token()

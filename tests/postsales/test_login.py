@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import asyncio
 
+import falcon.testing
 import jwt
 
+from app.app import build_services, create_app
+from app.config import Config
+from tests.conftest import child_environ, free_port
 from tests.postsales.conftest import PREFIX, code_of
 
 REQUEST = f"{PREFIX}/auth/otp/request"
@@ -107,3 +111,13 @@ async def test_otp_routes_answer_only_post(ps_client):
     resp = await ps_client.simulate_get(REQUEST)
     assert resp.status_code == 405
     assert set(resp.headers["allow"].replace(" ", "").split(",")) == {"POST", "OPTIONS"}
+
+
+async def test_a_mail_server_that_is_down_changes_nothing_for_the_client(make_risk_item, holder_email):
+    config = Config.from_env(child_environ(SMTP_URL=f"smtp://127.0.0.1:{free_port()}"))
+    services = build_services(config)
+    make_risk_item(holder_email=holder_email)
+    async with falcon.testing.ASGIConductor(create_app(config, services)) as conductor:
+        resp = await conductor.simulate_post(REQUEST, json={"email": holder_email})
+        await services.mailer.drain()
+    assert resp.status_code == 202, "the failure is logged, never shown (nor a hint that the e-mail is known)"
