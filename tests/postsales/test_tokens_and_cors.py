@@ -60,9 +60,11 @@ async def test_forged_tokens_are_401(ps_client, make_risk_item, holder_email, fo
     assert resp.json["error"] == {"code": "INVALID_TOKEN", "message": "Invalid access token"}
 
 
-@pytest.mark.parametrize("branch", ["v1", "integrations/v2"])
-async def test_gateway_tokens_are_refused(ps_client, ps_services, holder_email, branch):
-    token = ps_services.gateway_tokens[branch].issue(holder_email, email=holder_email)
+@pytest.mark.parametrize("issuer", ["v1", "integrations/v2", "service"])
+async def test_tokens_of_other_surfaces_are_refused(ps_client, ps_services, make_risk_item, holder_email, issuer):
+    make_risk_item(holder_email=holder_email)
+    tokens = ps_services.service_tokens if issuer == "service" else ps_services.gateway_tokens[issuer]
+    token = tokens.issue(holder_email, email=holder_email)
     resp = await ps_client.simulate_get(LIST, headers={"Authorization": f"Bearer {token}"})
     assert resp.status_code == 401
     assert resp.json["error"]["message"] == "Invalid access token"
