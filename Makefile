@@ -1,5 +1,5 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
-.PHONY: setup run test migrate bench clean bench-postsales
+.PHONY: setup run test migrate bench clean
 
 PORT ?= 8000
 
@@ -21,5 +21,6 @@ clean:
 	rm -rf .venv .pytest_cache build *.egg-info
 
 ## GET /api/postsales/v1/me/risk-items against the bare Falcon + asyncpg yardstick.
+.PHONY: bench-postsales
 bench-postsales: setup
 	@.venv/bin/python -m bench.postsales
