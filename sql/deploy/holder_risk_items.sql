@@ -184,7 +184,7 @@ $$;
 -- holder may set (name, email, document, relationship, share); 422 for anything else.
 -- On the holder's own row the e-mail (their login) is not editable either.
 CREATE FUNCTION postsales.beneficiary_fields(p_body jsonb, p_is_holder boolean) RETURNS void
-LANGUAGE plpgsql IMMUTABLE SET search_path = '' AS $$
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _forbidden text[];
 BEGIN
