@@ -27,3 +27,7 @@ bench-orchestrator: setup
 ## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
 sandbox: setup
 	@.venv/bin/python -m app sandbox
+## GET /api/postsales/v1/me/risk-items against the bare Falcon + asyncpg yardstick.
+.PHONY: bench-postsales
+bench-postsales: setup
+	@.venv/bin/python -m bench.postsales
