@@ -68,7 +68,7 @@ BEGIN
     RETURN _reply;
   END IF;
   SELECT pg_catalog.jsonb_build_object(
-           'items', coalesce(pg_catalog.jsonb_agg(gateway.risk_item_json(page) ORDER BY page.id)
+           'items', coalesce(pg_catalog.jsonb_agg(gateway.risk_item_json(page.item) ORDER BY page.id)
                                FILTER (WHERE page.n <= _page_size), '[]'),
            'total', (SELECT count(*) FROM insurance.risk_items r
                       WHERE _policy IS NULL OR r.policy_uid = _policy),
@@ -76,7 +76,7 @@ BEGIN
                            pg_catalog.int8send(max(page.id) FILTER (WHERE page.n <= _page_size)), 'base64'),
                            '+/=', '-_') END)
     INTO _reply.data
-    FROM (SELECT r.*, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
+    FROM (SELECT r AS item, r.id, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
            WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
            ORDER BY r.id LIMIT _page_size + 1) AS page;
   RETURN _reply;
