@@ -1,5 +1,5 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
-.PHONY: setup run test migrate bench clean
+.PHONY: setup run test migrate bench clean bench-gateway
 
 PORT ?= 8000
 
@@ -19,3 +19,7 @@ migrate: setup
 
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info
+
+## Gateway: authorize and GET /v1/risk-items against the bare endpoint, in the same run.
+bench-gateway: setup
+	@.venv/bin/python -m bench.gateway

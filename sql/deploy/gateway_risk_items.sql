@@ -8,48 +8,58 @@
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- risk_item_json(item): the item as the gateway shows it, with its beneficiaries.
-CREATE FUNCTION gateway.risk_item_json(_r insurance.risk_items) RETURNS jsonb
-LANGUAGE sql STABLE SET search_path = '' AS $$
-  SELECT pg_catalog.jsonb_build_object(
-    'uid', _r.uid,
-    'package_uid', (SELECT p.uid FROM insurance.packages p WHERE p.id = _r.package_id),
-    'policy_uid', _r.policy_uid,
-    'status', _r.status,
-    'variant', _r.variant,
-    'insured_subject', _r.insured_subject,
-    'beneficiaries', coalesce((
-      SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-               'name', b.name, 'email', b.email, 'document', b.document,
-               'relationship', b.relationship, 'isHolder', b.is_holder, 'share', b.share)
-             ORDER BY b.id)
-        FROM insurance.beneficiaries b WHERE b.risk_item_id = _r.id), '[]'),
-    'metadata', _r.metadata,
-    'created_at', _r.created_at,
-    'updated_at', _r.updated_at)
-$$;
+-- risk_item_documents: each risk item as the gateway shows it, with its package uid and
+-- beneficiaries. A view (inlined into each query, so the policies' claim lookups run once
+-- per query, not once per item); security_invoker, so the caller's RLS applies.
+CREATE VIEW gateway.risk_item_documents WITH (security_invoker = true) AS
+SELECT r.id, r.uid, r.policy_uid,
+       pg_catalog.jsonb_build_object(
+         'uid', r.uid,
+         'package_uid', p.uid,
+         'policy_uid', r.policy_uid,
+         'status', r.status,
+         'variant', r.variant,
+         'insured_subject', r.insured_subject,
+         'beneficiaries', coalesce(b.list, '[]'),
+         'metadata', r.metadata,
+         'created_at', r.created_at,
+         'updated_at', r.updated_at) AS document
+  FROM insurance.risk_items r
+  JOIN insurance.packages p ON p.id = r.package_id
+  LEFT JOIN LATERAL (
+    SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+             'name', b.name, 'email', b.email, 'document', b.document,
+             'relationship', b.relationship, 'isHolder', b.is_holder, 'share', b.share)
+           ORDER BY b.id) AS list
+      FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id) AS b ON true;
+COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answers them; RLS of the caller applies';
 
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
--- checks the window (0 <= from <= to, at most 100 items).
+-- checks the window (0 <= from <= to, at most 100 items). One scan gives both the window
+-- and the total (count(*) OVER () runs before OFFSET/LIMIT); only a window past the end
+-- needs a second count.
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply := gateway.admit(_limit);
+  _items jsonb;
+  _total bigint;
 BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT pg_catalog.jsonb_build_object(
-           'items', coalesce(pg_catalog.jsonb_agg(gateway.risk_item_json(page) ORDER BY page.id), '[]'),
-           'total', (SELECT count(*) FROM insurance.risk_items r
-                      WHERE _policy IS NULL OR r.policy_uid = _policy),
-           'from', _from, 'to', _to)
-    INTO _reply.data
-    FROM (SELECT * FROM insurance.risk_items r
+  SELECT coalesce(pg_catalog.jsonb_agg(d.document ORDER BY page.id), '[]'), max(page.total)
+    INTO _items, _total
+    FROM (SELECT r.id, count(*) OVER () AS total FROM insurance.risk_items r
            WHERE _policy IS NULL OR r.policy_uid = _policy
-           ORDER BY r.id OFFSET _from LIMIT _to - _from + 1) AS page;
+           ORDER BY r.id OFFSET _from LIMIT _to - _from + 1) AS page
+    JOIN gateway.risk_item_documents d ON d.id = page.id;
+  IF _total IS NULL THEN
+    SELECT count(*) INTO _total FROM insurance.risk_items r WHERE _policy IS NULL OR r.policy_uid = _policy;
+  END IF;
+  _reply.data := pg_catalog.jsonb_build_object('items', _items, 'total', _total, 'from', _from, 'to', _to);
   RETURN _reply;
 END
 $$;
@@ -68,7 +78,7 @@ BEGIN
     RETURN _reply;
   END IF;
   SELECT pg_catalog.jsonb_build_object(
-           'items', coalesce(pg_catalog.jsonb_agg(gateway.risk_item_json(page.item) ORDER BY page.id)
+           'items', coalesce(pg_catalog.jsonb_agg(d.document ORDER BY page.id)
                                FILTER (WHERE page.n <= _page_size), '[]'),
            'total', (SELECT count(*) FROM insurance.risk_items r
                       WHERE _policy IS NULL OR r.policy_uid = _policy),
@@ -76,9 +86,10 @@ BEGIN
                            pg_catalog.int8send(max(page.id) FILTER (WHERE page.n <= _page_size)), 'base64'),
                            '+/=', '-_') END)
     INTO _reply.data
-    FROM (SELECT r AS item, r.id, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
+    FROM (SELECT r.id, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
            WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
-           ORDER BY r.id LIMIT _page_size + 1) AS page;
+           ORDER BY r.id LIMIT _page_size + 1) AS page
+    JOIN gateway.risk_item_documents d ON d.id = page.id;
   RETURN _reply;
 END
 $$;
@@ -93,7 +104,7 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT gateway.risk_item_json(r) INTO _reply.data FROM insurance.risk_items r WHERE r.uid = _uid;
+  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d WHERE d.uid = _uid;
   IF _reply.data IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'RISK_ITEM_NOT_FOUND';
   END IF;
@@ -139,16 +150,15 @@ BEGIN
   SELECT _row.id, b ->> 'name', pg_catalog.lower(b ->> 'email'), b ->> 'document', b ->> 'relationship',
          coalesce((b ->> 'isHolder')::boolean, false), coalesce((b ->> 'share')::numeric, 0)
     FROM pg_catalog.jsonb_array_elements(coalesce(_item -> 'beneficiaries', '[]')) AS b;
-  _reply.data := gateway.risk_item_json(_row);
+  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d WHERE d.id = _row.id;
   RETURN _reply;
 END
 $$;
 
-REVOKE ALL ON FUNCTION gateway.risk_item_json(insurance.risk_items),
-  gateway.list_risk_items(integer, integer, integer, text),
+GRANT SELECT ON gateway.risk_item_documents TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
   gateway.page_risk_items(integer, integer, bigint, text),
   gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gateway.risk_item_json(insurance.risk_items) TO insurance_channel;
 GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
   gateway.page_risk_items(integer, integer, bigint, text),
   gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb)

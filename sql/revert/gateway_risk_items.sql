@@ -4,5 +4,5 @@ DROP FUNCTION gateway.create_risk_item(integer, jsonb);
 DROP FUNCTION gateway.get_risk_item(integer, uuid);
 DROP FUNCTION gateway.page_risk_items(integer, integer, bigint, text);
 DROP FUNCTION gateway.list_risk_items(integer, integer, integer, text);
-DROP FUNCTION gateway.risk_item_json(insurance.risk_items);
+DROP VIEW gateway.risk_item_documents;
 COMMIT;

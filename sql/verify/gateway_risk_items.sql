@@ -1,4 +1,5 @@
 -- Verify insurance:gateway_risk_items on pg
+SELECT id, uid, policy_uid, document FROM gateway.risk_item_documents WHERE false;
 DO $$
 BEGIN
   ASSERT has_function_privilege('insurance_channel', 'gateway.list_risk_items(integer, integer, integer, text)', 'EXECUTE');
