@@ -140,7 +140,8 @@ async def test_forged_tokens_are_refused_with_the_seeds_message(client, make_cha
     assert (await client.simulate_get(api("v1", "auth/validator"), headers=bearer(good))).status_code == 200
 
 
-async def test_a_revoked_channels_token_stops_working(client, make_channel, authorize, revoke):
+async def test_a_revoked_channels_token_stops_working(client, admin, make_channel, make_package, authorize,
+                                                      revoke):
     channel = make_channel()
     tokens = {b: await authorize(channel, b) for b in ("v1", "ia/v1")}
     assert (await client.simulate_get(api("v1", "risk-items"), headers=bearer(tokens["v1"]))).status_code == 200
@@ -148,8 +149,12 @@ async def test_a_revoked_channels_token_stops_working(client, make_channel, auth
     for branch, path in (("v1", "risk-items"), ("v1", "auth/validator"), ("ia/v1", "auth/validator")):
         resp = await client.simulate_get(api(branch, path), headers=bearer(tokens[branch]))
         assert resp.status_code == 401 and resp.json["error"] == INVALID
-    resp = await client.simulate_post(api("v1", "risk-items"), headers=bearer(tokens["v1"]), json={})
-    assert resp.status_code in (400, 401)  # the body is checked first; nothing is created either way
+    body = {"package_uid": make_package()["uid"], "policy_uid": "P-REVOKED", "variant": "travel",
+            "insured_subject": {}}
+    resp = await client.simulate_post(api("v1", "risk-items"), headers=bearer(tokens["v1"]), json=body)
+    assert resp.status_code == 401 and resp.json["error"] == INVALID
+    assert admin.execute("SELECT count(*) AS n FROM insurance.risk_items WHERE channel_id = %s",
+                         (channel["id"],)).fetchone()["n"] == 0
 
 
 @pytest.mark.parametrize("branch", ["ia/v1", "ia/v2"])

@@ -80,7 +80,7 @@ async def test_a_channel_never_reaches_another_channels_items(client, admin, mak
 
 
 @pytest.fixture
-def channel_with_items(admin, make_package, make_channel, make_risk_item):
+def channel_with_items(admin, make_package, make_channel):
     """A channel holding 120 risk items (policy uids P-000 .. P-119, in creation order)."""
     channel = make_channel(branches=("v1", "v2"))
     package = make_package()
