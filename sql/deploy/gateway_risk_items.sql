@@ -38,7 +38,8 @@ COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answer
 -- order) of the channel, optionally of one policy uid, with the total count. The app
 -- checks the window (0 <= from <= to, at most 100 items). One scan gives both the window
 -- and the total (count(*) OVER () runs before OFFSET/LIMIT); only a window past the end
--- needs a second count.
+-- needs a second count. The documents are looked up by key for the window's rows only
+-- (a scalar subquery per row, never a join over all of the channel's items).
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
@@ -50,12 +51,13 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT coalesce(pg_catalog.jsonb_agg(d.document ORDER BY page.id), '[]'), max(page.total)
+  SELECT coalesce(pg_catalog.jsonb_agg(
+           (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id) ORDER BY page.id), '[]'),
+         max(page.total)
     INTO _items, _total
     FROM (SELECT r.id, count(*) OVER () AS total FROM insurance.risk_items r
            WHERE _policy IS NULL OR r.policy_uid = _policy
-           ORDER BY r.id OFFSET _from LIMIT _to - _from + 1) AS page
-    JOIN gateway.risk_item_documents d ON d.id = page.id;
+           ORDER BY r.id OFFSET _from LIMIT _to - _from + 1) AS page;
   IF _total IS NULL THEN
     SELECT count(*) INTO _total FROM insurance.risk_items r WHERE _policy IS NULL OR r.policy_uid = _policy;
   END IF;
@@ -78,8 +80,9 @@ BEGIN
     RETURN _reply;
   END IF;
   SELECT pg_catalog.jsonb_build_object(
-           'items', coalesce(pg_catalog.jsonb_agg(d.document ORDER BY page.id)
-                               FILTER (WHERE page.n <= _page_size), '[]'),
+           'items', coalesce(pg_catalog.jsonb_agg(
+                               (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                               ORDER BY page.id) FILTER (WHERE page.n <= _page_size), '[]'),
            'total', (SELECT count(*) FROM insurance.risk_items r
                       WHERE _policy IS NULL OR r.policy_uid = _policy),
            'nextCursor', CASE WHEN count(*) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
@@ -88,8 +91,7 @@ BEGIN
     INTO _reply.data
     FROM (SELECT r.id, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
            WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
-           ORDER BY r.id LIMIT _page_size + 1) AS page
-    JOIN gateway.risk_item_documents d ON d.id = page.id;
+           ORDER BY r.id LIMIT _page_size + 1) AS page;
   RETURN _reply;
 END
 $$;
