@@ -88,8 +88,8 @@ def guard_for(branch: str, tokens: TokenService) -> BranchGuard:
 
 
 async def authenticated(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
-    """falcon.before hook of every protected gateway resource (those with a `guard`)."""
-    resource.guard.authenticate(req)
+    """falcon.before hook of every protected gateway resource: its `channel.guard` verifies."""
+    resource.channel.guard.authenticate(req)
 
 
 class Authorize:

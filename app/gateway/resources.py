@@ -57,7 +57,6 @@ class Validator:
     """GET /{branch}/auth/validator: the decoded context of a valid token."""
 
     def __init__(self, channel: Channel) -> None:
-        self.guard = channel.guard
         self.channel = channel
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -169,7 +168,6 @@ class RiskItems:
     """GET and POST /{v1,v2}/risk-items."""
 
     def __init__(self, channel: Channel, keyset: bool = False) -> None:
-        self.guard = channel.guard
         self.channel = channel
         self.keyset = keyset  # v2: `limit` + `cursor` besides the from/to window
 
@@ -210,7 +208,6 @@ class RiskItem:
     """GET /{v1,v2}/risk-items/{uid}."""
 
     def __init__(self, channel: Channel) -> None:
-        self.guard = channel.guard
         self.channel = channel
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response, uid: str) -> None:
