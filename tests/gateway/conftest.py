@@ -8,9 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
+from app.gateway.commands import BRANCHES
 from tests.conftest import unique
-
-BRANCHES = ("v1", "v2", "ia/v1", "ia/v2", "integrations/v1", "integrations/v2")
 
 
 def api(branch: str, path: str) -> str:

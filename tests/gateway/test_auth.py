@@ -9,14 +9,12 @@ import jwt
 import orjson
 import pytest
 
-from app.app import create_app
+from app.app import GATEWAY_BRANCHES, create_app
 from app.config import Config
+from app.gateway.commands import BRANCHES
 from tests.conftest import TEST_SECRETS, child_environ
-from tests.gateway.conftest import BRANCHES, api, bearer
+from tests.gateway.conftest import api, bearer
 
-SECRET_OF = {"v1": "AUTH_SECRET", "v2": "AUTH_SECRET_V2", "ia/v1": "AUTH_IA_SECRET",
-             "ia/v2": "AUTH_IA_SECRET_V2", "integrations/v1": "AUTH_INTEGRATION_SECRET",
-             "integrations/v2": "AUTH_INTEGRATION_SECRET_V2"}
 
 # Every protected route of every branch: the validator, and the risk items of v1 and v2.
 PROTECTED = [(b, "auth/validator") for b in BRANCHES] + [
@@ -46,7 +44,7 @@ async def test_authorize_issues_a_token_of_the_branch(client, make_channel, bran
     assert resp.json["success"] is True
     data = resp.json["data"]
     assert data["token_type"] == "Bearer" and data["expires_in"] == 3600
-    claims = jwt.decode(data["access_token"], TEST_SECRETS[SECRET_OF[branch]], algorithms=["HS256"],
+    claims = jwt.decode(data["access_token"], TEST_SECRETS[GATEWAY_BRANCHES[branch]], algorithms=["HS256"],
                         audience=f"gateway/{branch}")
     assert claims["sub"] == channel["id"]
     assert claims["exp"] - claims["iat"] == 3600
