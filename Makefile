@@ -1,5 +1,6 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 .PHONY: setup run test migrate bench clean bench-orchestrator sandbox
+.PHONY: setup run test migrate bench clean bench-gateway
 
 PORT ?= 8000
 
@@ -31,3 +32,6 @@ sandbox: setup
 .PHONY: bench-postsales
 bench-postsales: setup
 	@.venv/bin/python -m bench.postsales
+## Gateway: authorize and GET /v1/risk-items against the bare endpoint, in the same run.
+bench-gateway: setup
+	@.venv/bin/python -m bench.gateway
