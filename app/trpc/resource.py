@@ -61,9 +61,6 @@ def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> Tr
         api_error = errors.from_database(exc)
         if api_error is not None:
             return TrpcError.from_status(api_error.status_code, api_error.message)
-        if isinstance(exc, asyncpg.UndefinedFunctionError):
-            log.error("trpc_procedure_not_deployed", path=path, error=str(exc))
-            return TrpcError("NOT_IMPLEMENTED", "This procedure needs a database change that is not deployed")
     log.error("trpc_unhandled_error", request_id=getattr(req.context, "request_id", None), path=path,
               exc_info=exc)
     return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")

@@ -244,3 +244,18 @@ async def test_database_failure_is_500_without_detail(client, session, monkeypat
     assert resp.status_code == 500
     assert resp.json == err("INTERNAL_SERVER_ERROR", -32603, 500, "Internal server error", BY_ITEM)
     assert "hunter2" not in resp.text
+
+
+async def test_a_superjson_client_reads_request_errors_too(client, session):
+    resp = await client.simulate_post(f"/api/trpc/{RETRY}", body='{"json": {"emissionIds": [1]}}',
+                                      headers={**session["headers"], "Content-Type": "text/plain"})
+    assert resp.status_code == 415
+    assert resp.json == {"error": {"json": err("UNSUPPORTED_MEDIA_TYPE", -32015, 415,
+                                               'Unsupported content-type "text/plain"')["error"]}}
+
+
+async def test_a_body_over_one_mebibyte_is_413(client, session):
+    resp = await client.simulate_post(f"/api/trpc/{RETRY}", body='{"emissionIds": [' + "1," * 600_000 + "1]}",
+                                      headers={**session["headers"], "Content-Type": "application/json"})
+    assert resp.status_code == 413
+    assert resp.json == err("PAYLOAD_TOO_LARGE", -32013, 413, "Request body too large")
