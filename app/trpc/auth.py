@@ -17,11 +17,14 @@ import argon2
 import asyncpg
 import falcon
 import orjson
+import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app import db, errors
 from app.config import Config
 from app.responses import send
+
+log = structlog.get_logger("app.trpc.auth")
 
 SESSION_COOKIE = "dashboard_session"
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -112,17 +115,20 @@ class Login:
             if api_error is None or api_error.status_code != 429:
                 raise
             retry_after = str((api_error.details or {}).get("retryAfter", 60))
+            log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
             raise errors.ApiError(429, "RATE_LIMITED", api_error.message, headers={"Retry-After": retry_after}) from None
         user = orjson.loads(found) if found else None
         # An unknown e-mail costs the same hash verification as a wrong password.
         verified = await asyncio.to_thread(_verify, user["passwordHash"] if user else _dummy_hash(), body.password)
         if not (user and verified):
             await call(db.ANON, None, "dashboard.login_failed", email, ip)
+            log.info("dashboard_login_failed", email=email, ip=ip, known_user=user is not None)
             raise errors.ApiError(401, "INVALID_CREDENTIALS", "invalid e-mail or password")
         token = secrets.token_urlsafe(32)
         session = orjson.loads(await call(
             db.ANON, None, "dashboard.login_succeeded", email, user["passwordHash"], token_hash(token),
             self.ttl, ip, req.user_agent))
+        log.info("dashboard_login", user_id=session["userId"], ip=ip)
         resp.set_cookie(SESSION_COOKIE, token, max_age=self.ttl, path="/", secure=self.secure,
                         http_only=True, same_site="Lax")
         send(resp, {"user": {"id": session["userId"], "email": session["email"]},

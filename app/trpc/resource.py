@@ -92,6 +92,7 @@ class Trpc:
 
     async def _handle(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
         resp.set_header("Vary", "trpc-accept, accept")
+        resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
         raw, parse_error = await self._raw_input(req)

@@ -37,6 +37,7 @@ async def test_query_over_get_with_input(client, session, item):
                                      headers=session["headers"])
     assert resp.status_code == 200
     assert resp.headers["content-type"] == "application/json"
+    assert resp.headers["cache-control"] == "no-store"
     data = resp.json["result"]["data"]
     assert list(resp.json) == ["result"] and list(resp.json["result"]) == ["data"]
     assert data["riskItem"]["id"] == item["id"]
