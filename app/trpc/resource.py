@@ -90,6 +90,12 @@ class Trpc:
 
     on_patch = on_delete = on_put
 
+    async def not_found(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        """Sink for /api/trpc/... paths no route matches (a slash inside): NOT_FOUND, still tRPC's."""
+        path = req.path[len("/api/trpc/"):]
+        self._write(resp, [error_item(TrpcError("NOT_FOUND", f'No procedure found on path "{path}"'),
+                                      path, False)], batch=False)
+
     async def _handle(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
         resp.set_header("Vary", "trpc-accept, accept")
         resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches

@@ -260,3 +260,10 @@ async def test_a_body_over_one_mebibyte_is_413(client, session):
                                       headers={**session["headers"], "Content-Type": "application/json"})
     assert resp.status_code == 413
     assert resp.json == err("PAYLOAD_TOO_LARGE", -32013, 413, "Request body too large")
+
+
+async def test_a_path_with_a_slash_is_404_in_trpc_envelope(client, session):
+    resp = await client.simulate_get("/api/trpc/integrationEmissions/list", headers=session["headers"])
+    assert resp.status_code == 404
+    assert resp.json == err("NOT_FOUND", -32004, 404, 'No procedure found on path "integrationEmissions/list"',
+                            "integrationEmissions/list")
