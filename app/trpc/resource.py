@@ -112,16 +112,16 @@ class Trpc:
             return
         context = _Session(self.services, req)
         outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
-        if stream and batch:
-            items = [result_item(data, False) if error is None else error_item(error, call.path, False)
-                     for call, (data, error) in zip(calls, outcomes)]
+        streaming = stream and batch
+        wrap = superjson and not streaming  # a stream line is serialized as a whole instead
+        items = [result_item(data, wrap) if error is None else error_item(error, call.path, wrap)
+                 for call, (data, error) in zip(calls, outcomes)]
+        if streaming:
             resp.status = falcon.HTTP_200
             resp.content_type = falcon.MEDIA_JSON  # as @trpc/server answers JSONL by default
             resp.data = stream_head(items, superjson)
-            return
-        items = [result_item(data, superjson) if error is None else error_item(error, call.path, superjson)
-                 for call, (data, error) in zip(calls, outcomes)]
-        self._write(resp, items, batch)
+        else:
+            self._write(resp, items, batch)
 
     async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
         if req.method == "GET":
