@@ -53,6 +53,33 @@ def origin_allowed(req: falcon.Request, origins: frozenset[str]) -> bool:
     return origin is None or origin in origins
 
 
+def cors(req: falcon.Request, resp: falcon.Response, origins: frozenset[str], preflight: bool = False) -> None:
+    """CORS with credentials for a dashboard served from an allowed origin other than the app's
+    own (DASHBOARD_ALLOWED_ORIGINS); a preflight also says which methods and headers may come."""
+    resp.append_header("Vary", "Origin")
+    origin = req.get_header("Origin")
+    if origin is None or origin not in origins:
+        return
+    resp.set_header("Access-Control-Allow-Origin", origin)
+    resp.set_header("Access-Control-Allow-Credentials", "true")
+    if preflight:
+        resp.set_header("Access-Control-Allow-Methods", "GET, POST")
+        resp.set_header("Access-Control-Allow-Headers", "content-type, trpc-accept")
+        resp.set_header("Access-Control-Max-Age", "600")
+
+
+class Preflight:
+    """OPTIONS of the dashboard's routes: 204 with the CORS answer for an allowed origin."""
+
+    origins: frozenset[str]
+    allow = "POST, OPTIONS"
+
+    async def on_options(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        resp.status = falcon.HTTP_204
+        resp.set_header("Allow", self.allow)
+        cors(req, resp, self.origins, preflight=True)
+
+
 async def session_claims(services, req: falcon.Request) -> str | None:
     """The claims (JSON text) of the request's live dashboard session, or None."""
     token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
@@ -96,7 +123,7 @@ def _client_ip(req: falcon.Request) -> str | None:
     return req.remote_addr or None
 
 
-class Login:
+class Login(Preflight):
     def __init__(self, services) -> None:
         self.services = services
         self.ttl = services.config.dashboard_session_ttl
@@ -104,6 +131,7 @@ class Login:
         self.origins = allowed_origins(services.config)
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        cors(req, resp, self.origins)
         if not origin_allowed(req, self.origins):
             raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
         body = await _login_input(req)
@@ -135,13 +163,14 @@ class Login:
                     "expiresAt": session["expiresAt"]})
 
 
-class Logout:
+class Logout(Preflight):
     def __init__(self, services) -> None:
         self.services = services
         self.secure = secure_cookie(services.config)
         self.origins = allowed_origins(services.config)
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        cors(req, resp, self.origins)
         if not origin_allowed(req, self.origins):
             raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
         token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)

@@ -66,8 +66,10 @@ def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> Tr
     return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")
 
 
-class Trpc:
+class Trpc(auth.Preflight):
     """One resource for every procedure; the procedure path is the last URL segment."""
+
+    allow = "GET, POST, OPTIONS"
 
     def __init__(self, services) -> None:
         self.services = services
@@ -98,6 +100,7 @@ class Trpc:
 
     async def _handle(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
         resp.set_header("Vary", "trpc-accept, accept")
+        auth.cors(req, resp, self.origins)
         resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
