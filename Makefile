@@ -19,3 +19,8 @@ migrate: setup
 
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info
+
+## Emissions per second end to end (1 and 2 workers) against procrastinate and pgbench.
+bench-emissions: setup
+	@.venv/bin/pip install -q -e '.[bench]'
+	@.venv/bin/python bench/emissions.py

@@ -96,3 +96,27 @@ def test_post_sales_emits_to_the_post_sales_provider(stack, services, admin, ins
     assert data["status"] == "SUCCESS" and data["event"] == "POST_SALES" and data["externalId"]
     assert final(admin, item["id"], event="POST_SALES")["external_id"] == data["externalId"]
     assert [r["idempotencyKey"] for r in stack.requests("PROVIDER_A")].count(f"{item['uid']}:PROVIDER_A:POST_SALES") == 1
+
+
+async def test_dispatch_batch_answers_each_delivery_on_its_own(client, service_auth, make_risk_item):
+    item = make_risk_item()  # its package has no sales slug: SKIPPED
+    resp = await client.simulate_post("/api/integrations/dispatch-batch", headers=service_auth, json={"requests": [
+        {"id": 1, "path": "/api/integrations/dispatch", "body": {"record": {"id": item["id"]}}},
+        {"id": 2, "path": "/api/integrations/dispatch", "body": {"record": {"id": 2**62}}},
+        {"id": 3, "path": "/api/elsewhere", "body": {}},
+        {"id": 4, "path": "/api/integrations/retry", "body": {"emissionId": "x"}},
+        {"id": 5, "path": "/api/integrations/dispatch-v2", "body": {"order_id": 2**62}},
+    ]})
+    assert resp.status_code == 200
+    results = resp.json["data"]["results"]
+    assert [(r["id"], r["status"]) for r in results] == [(1, 200), (2, 404), (3, 400), (4, 400), (5, 404)]
+    assert results[0]["data"]["status"] == "SKIPPED"
+    assert [r.get("error", {}).get("code") for r in results] == [
+        None, "RISK_ITEM_NOT_FOUND", "VALIDATION_ERROR", "VALIDATION_ERROR", "ORDER_NOT_FOUND"]
+
+
+async def test_dispatch_batch_needs_the_service_bearer_and_a_list(client, services, service_auth):
+    resp = await client.simulate_post("/api/integrations/dispatch-batch", json={"requests": []})
+    assert resp.status_code == 400 and resp.json["error"]["code"] == "MISSING_BEARER_TOKEN"
+    resp = await client.simulate_post("/api/integrations/dispatch-batch", json={"requests": []}, headers=service_auth)
+    assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"
