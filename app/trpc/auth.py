@@ -80,10 +80,16 @@ class Preflight:
         cors(req, resp, self.origins, preflight=True)
 
 
+def cookie_token(req: falcon.Request) -> str | None:
+    """The session cookie's value, when it has a plausible one."""
+    token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
+    return token if token and len(token) <= 200 else None
+
+
 async def session_claims(services, req: falcon.Request) -> str | None:
     """The claims (JSON text) of the request's live dashboard session, or None."""
-    token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
-    if not token or len(token) > 200:
+    token = cookie_token(req)
+    if token is None:
         return None
     return await services.db.call(db.ANON, None, "dashboard.session_claims", token_hash(token))
 
@@ -123,19 +129,26 @@ def _client_ip(req: falcon.Request) -> str | None:
     return req.remote_addr or None
 
 
-class Login(Preflight):
+class _SessionRoute(Preflight):
+    """Login and logout: POSTs that a foreign page must not make (login CSRF, forced logout)."""
+
     def __init__(self, services) -> None:
         self.services = services
-        self.ttl = services.config.dashboard_session_ttl
         self.secure = secure_cookie(services.config)
         self.origins = allowed_origins(services.config)
 
-    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+    def guard(self, req: falcon.Request, resp: falcon.Response) -> None:
         cors(req, resp, self.origins)
         if not origin_allowed(req, self.origins):
             raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
+
+
+class Login(_SessionRoute):
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self.guard(req, resp)
         body = await _login_input(req)
         email, ip, call = body.email.lower(), _client_ip(req), self.services.db.call
+        ttl = self.services.config.dashboard_session_ttl
         try:
             found = await call(db.ANON, None, "dashboard.login_user", email, ip)
         except asyncpg.PostgresError as exc:
@@ -155,27 +168,20 @@ class Login(Preflight):
         token = secrets.token_urlsafe(32)
         session = orjson.loads(await call(
             db.ANON, None, "dashboard.login_succeeded", email, user["passwordHash"], token_hash(token),
-            self.ttl, ip, req.user_agent))
+            ttl, ip, req.user_agent))
         log.info("dashboard_login", user_id=session["userId"], ip=ip)
-        resp.set_cookie(SESSION_COOKIE, token, max_age=self.ttl, path="/", secure=self.secure,
+        resp.set_cookie(SESSION_COOKIE, token, max_age=ttl, path="/", secure=self.secure,
                         http_only=True, same_site="Lax")
         send(resp, {"user": {"id": session["userId"], "email": session["email"]},
                     "expiresAt": session["expiresAt"]})
 
 
-class Logout(Preflight):
-    def __init__(self, services) -> None:
-        self.services = services
-        self.secure = secure_cookie(services.config)
-        self.origins = allowed_origins(services.config)
-
+class Logout(_SessionRoute):
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        cors(req, resp, self.origins)
-        if not origin_allowed(req, self.origins):
-            raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
-        token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
+        self.guard(req, resp)
+        token = cookie_token(req)
         revoked = False
-        if token and len(token) <= 200:
+        if token is not None:
             revoked = await self.services.db.call(db.ANON, None, "dashboard.logout", token_hash(token))
         resp.unset_cookie(SESSION_COOKIE, path="/", same_site="Lax")
         send(resp, {"revoked": bool(revoked)})
