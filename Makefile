@@ -35,3 +35,7 @@ bench-postsales: setup
 ## Gateway: authorize and GET /v1/risk-items against the bare endpoint, in the same run.
 bench-gateway: setup
 	@.venv/bin/python -m bench.gateway
+## Emissions per second end to end (1 and 2 workers) against procrastinate and pgbench.
+bench-emissions: setup
+	@.venv/bin/pip install -q -e '.[bench]'
+	@.venv/bin/python bench/emissions.py

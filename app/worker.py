@@ -8,7 +8,9 @@ A row's url may be a path ('/api/integrations/retry'): it goes to the API (PUBLI
 with the service-role bearer, which only this process holds. Delayed rows (deliver_after)
 wake the worker at their time (the claim answers when the next one is due), and a poll
 interval covers a lost notification, so a retry is never late by more than the poll interval.
-Several workers may run at once. SIGTERM or SIGINT: stop claiming, finish what is in flight
+Deliveries to the emission routes (/dispatch, /dispatch-v2, /retry) travel in batches to
+/api/integrations/dispatch-batch, which claims, emits and records them together; each row
+still gets its own outcome. Several workers may run at once. SIGTERM or SIGINT: stop claiming, finish what is in flight
 (up to a grace period), record it, and give back what could not finish. A worker killed
 outright loses nothing: its leases expire and another worker delivers the rows again (the
 endpoints are idempotent on the emission key).
@@ -33,14 +35,21 @@ from app.tokens import ISSUER, TokenService
 
 log = structlog.get_logger("app.worker")
 
+# Rows addressed to these API routes travel together in one POST to BATCH_PATH.
+BATCHED_PATHS = frozenset({"/api/integrations/dispatch", "/api/integrations/dispatch-v2",
+                           "/api/integrations/retry"})
+BATCH_PATH = "/api/integrations/dispatch-batch"
+
 
 class Worker:
     def __init__(self, config: Config, concurrency: int = 64, batch: int = 100,
-                 poll_interval: float = 1.0, lease_seconds: int = 60, grace_seconds: float = 20.0) -> None:
+                 poll_interval: float = 1.0, lease_seconds: int = 60, grace_seconds: float = 20.0,
+                 dispatch_batch: int = 25) -> None:
         self.config = config
         self.name = f"{socket.gethostname()}:{os.getpid()}"
         self.concurrency = concurrency
         self.batch = batch
+        self.dispatch_batch = max(1, dispatch_batch)
         self.poll_interval = poll_interval
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
@@ -118,8 +127,15 @@ class Worker:
                     await self._sleep(self.poll_interval)
                     continue
                 data = orjson.loads(raw)
+                batchable = [r for r in data["requests"] if r["url"] in BATCHED_PATHS and r["method"] == "POST"]
                 for row in data["requests"]:
-                    self._inflight[row["id"]] = asyncio.create_task(self._deliver(row))
+                    if row not in batchable:
+                        self._inflight[row["id"]] = asyncio.create_task(self._deliver(row))
+                for i in range(0, len(batchable), self.dispatch_batch):
+                    chunk = batchable[i:i + self.dispatch_batch]
+                    task = asyncio.create_task(self._deliver_batch(chunk))
+                    for row in chunk:
+                        self._inflight[row["id"]] = task
                 claimed = len(data["requests"])
                 if data["nextDueAt"] is not None:
                     self._schedule_wake(data["nextDueAt"])
@@ -171,6 +187,36 @@ class Worker:
         if len(self._inflight) <= self.concurrency // 2:
             self._wake.set()
 
+    async def _deliver_batch(self, rows: list[dict[str, Any]]) -> None:
+        """Several deliveries to the API's emission routes in one request (dispatch-batch)."""
+        if len(rows) == 1:
+            return await self._deliver(rows[0])
+        body = {"requests": [{"id": r["id"], "path": r["url"], "body": r.get("body")} for r in rows]}
+        headers = {"Authorization": f"Bearer {self._bearer()}", "Content-Type": "application/json",
+                   "X-Request-Id": f"outbox-batch-{rows[0]['id']}-{len(rows)}"}
+        outcome: dict[int, tuple[int | None, str | None]] = {}
+        try:
+            resp = await self.client.post(self.config.public_base_url + BATCH_PATH, headers=headers,
+                                          content=orjson.dumps(body))
+            if resp.status_code == 200:
+                for result in orjson.loads(resp.content)["data"]["results"]:
+                    status = result.get("status")
+                    error = orjson.dumps(result["error"]).decode() if result.get("error") else None
+                    outcome[result["id"]] = (status, error)
+            else:
+                outcome = {r["id"]: (resp.status_code, resp.text[:500]) for r in rows}
+        except httpx.HTTPError as exc:
+            outcome = {r["id"]: (None, f"{type(exc).__name__}: {exc}"[:500]) for r in rows}
+        except (ValueError, KeyError, TypeError) as exc:
+            outcome = {r["id"]: (None, f"unreadable batch answer: {type(exc).__name__}") for r in rows}
+        for row in rows:
+            status, error = outcome.get(row["id"], (None, "missing from the batch answer"))
+            self._results.append({"id": row["id"], "status": status, "error": error})
+            self._inflight.pop(row["id"], None)
+        self._results_ready.set()
+        if len(self._inflight) <= self.concurrency // 2:
+            self._wake.set()
+
     async def _flush_loop(self) -> None:
         while True:
             try:
@@ -196,9 +242,9 @@ class Worker:
         """Finish what is in flight (up to the grace period); give back the rest."""
         if not self._inflight:
             return
-        done, pending = await asyncio.wait(list(self._inflight.values()), timeout=self.grace_seconds)
+        done, pending = await asyncio.wait(set(self._inflight.values()), timeout=self.grace_seconds)
         if pending:
-            ids = list(self._inflight)
+            ids = list(self._inflight)  # what is still here did not finish
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
@@ -216,7 +262,7 @@ def worker(args) -> int:
     config = config_or_exit()
     configure(config.log_level)
     w = Worker(config, concurrency=args.concurrency, batch=args.batch, poll_interval=args.poll_interval,
-               lease_seconds=args.lease_seconds)
+               lease_seconds=args.lease_seconds, dispatch_batch=args.dispatch_batch)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -240,6 +286,8 @@ def register(subparsers) -> None:
     p.add_argument("--poll-interval", type=float,
                    default=float(os.environ.get("WORKER_POLL_INTERVAL", "1.0")),
                    help="seconds between polls when no notification comes (default 1)")
+    p.add_argument("--dispatch-batch", type=int, default=int(os.environ.get("WORKER_DISPATCH_BATCH", "25")),
+                   help="emission deliveries sent to the API in one request (default 25; 1: one each)")
     p.add_argument("--lease-seconds", type=int, default=int(os.environ.get("WORKER_LEASE_SECONDS", "60")),
                    help="how long a claimed row is ours; a dead worker's rows come back after it (default 60)")
     p.set_defaults(func=worker)

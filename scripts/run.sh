@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# `make run`: create the database if needed, deploy the migrations, serve the API.
+# `make run`: create the database if needed, deploy the migrations, then start the API, the
+# outbox worker and the provider sandbox together (the providers pointed at the sandbox);
+# Ctrl-C (or SIGTERM) stops all three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export PORT=${PORT:-8000}
+export SANDBOX_PORT=${SANDBOX_PORT:-8100}
 DB=$(.venv/bin/python -c "from app.config import Config; from urllib.parse import urlsplit; print(urlsplit(Config.from_env().admin_database_url).path.lstrip('/'))")
 ADMIN_URL=$(.venv/bin/python -c "from app.config import Config; print(Config.from_env().admin_database_url)")
 if ! psql -X "$ADMIN_URL" -tAc 'SELECT 1' >/dev/null 2>&1; then
@@ -11,5 +14,39 @@ if ! psql -X "$ADMIN_URL" -tAc 'SELECT 1' >/dev/null 2>&1; then
   psql -X -q -h 127.0.0.1 -U postgres -d postgres -c "CREATE DATABASE \"$DB\""
 fi
 .venv/bin/python -m app migrate
-echo "[run] API on http://${HOST:-127.0.0.1}:$PORT (GET /healthz, GET /readyz)"
-exec .venv/bin/python -m app serve
+
+HOST=${HOST:-127.0.0.1}
+SANDBOX_URL=http://127.0.0.1:$SANDBOX_PORT
+export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://$HOST:$PORT}
+export CHAT_WEBHOOK_URL=${CHAT_WEBHOOK_URL:-$SANDBOX_URL/chat/webhook}
+# One set of development secrets for the API and the worker (the worker signs the
+# service-role bearer the API verifies); production sets them in the environment.
+if [ -z "${SERVICE_ROLE_SECRET:-}" ]; then
+  SERVICE_ROLE_SECRET=$(.venv/bin/python -c "import secrets; print(secrets.token_urlsafe(48))")
+  export SERVICE_ROLE_SECRET
+fi
+
+pids=()
+stop() {
+  trap - INT TERM EXIT
+  echo "[run] stopping"
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait
+}
+trap stop INT TERM EXIT
+
+.venv/bin/python -m app sandbox --port "$SANDBOX_PORT" & pids+=($!)
+.venv/bin/python -m app serve & pids+=($!)
+for _ in $(seq 100); do
+  curl -fs "$SANDBOX_URL/_sandbox/health" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+.venv/bin/python -m app integrations use-sandbox "$SANDBOX_URL" >/dev/null
+.venv/bin/python -m app worker & pids+=($!)
+
+echo "[run] API      on $PUBLIC_BASE_URL (GET /healthz, GET /readyz, GET /openapi.json)"
+echo "[run] sandbox  on $SANDBOX_URL (GET /_sandbox/requests, /_sandbox/stats; chat sink /chat/webhook)"
+echo "[run] worker   delivering the outbox of database $DB to $PUBLIC_BASE_URL"
+echo "[run] Ctrl-C stops all three"
+# The first process to exit stops the others.
+wait -n "${pids[@]}" || true

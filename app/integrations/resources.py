@@ -1,5 +1,6 @@
 """POST /api/integrations/{dispatch,dispatch-v2,retry,post-sales}: parse, claim, run, answer.
 
+POST /api/integrations/dispatch-batch carries many of the first three at once (the worker).
 Every answer is `{"success": true, "data": {emissionId, status, externalId, error, ...}}` with
 200, whatever the emission's outcome (FAILED and ABANDONED are outcomes the database recorded
 and will retry or report; the caller, usually the outbox worker, must not retry them itself),
@@ -10,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import falcon
+import orjson
 
-from app.db import HOLDER
+from app.db import HOLDER, SERVICE
 from app.errors import ApiError, bad_request
 from app.integrations import service
 from app.responses import send
@@ -52,46 +54,95 @@ class _Service:
         self.services.service_tokens.verify_header(req.get_header("Authorization"))
 
 
-class Dispatch(_Service):
-    """The risk item record of the insert trigger: {"record": {...}} (or the record itself)."""
+def dispatch_spec(body: dict[str, Any]) -> dict[str, Any]:
+    """/dispatch: the risk item record of the insert trigger ({"record": {...}} or the record)."""
+    record = body.get("record", body)
+    if not isinstance(record, dict):
+        raise bad_request("record must be an object", details={"field": "record"})
+    return {"riskItemId": _id(record.get("id"), "record.id"), "provider": None, "event": service.SALES_DISPATCH}
+
+
+def dispatch_v2_spec(body: dict[str, Any]) -> dict[str, Any]:
+    """/dispatch-v2: initial mode {"order_id": n} (the order trigger), retry mode {"emission_id": n}."""
+    if ("order_id" in body) == ("emission_id" in body):
+        raise bad_request("give exactly one of order_id (initial) and emission_id (retry)")
+    if "order_id" in body:
+        return {"orderId": _id(body["order_id"], "order_id")}
+    return {"emissionId": _id(body["emission_id"], "emission_id")}
+
+
+def retry_spec(body: dict[str, Any]) -> dict[str, Any]:
+    """/retry: the delayed retry of a FAILED emission, {"emissionId": n}."""
+    return {"emissionId": _id(body.get("emissionId", body.get("emission_id")), "emissionId")}
+
+
+SPECS = {
+    "/api/integrations/dispatch": dispatch_spec,
+    "/api/integrations/dispatch-v2": dispatch_v2_spec,
+    "/api/integrations/retry": retry_spec,
+}
+MAX_BATCH = 500
+
+
+async def _run_specs(services, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    begun = orjson.loads(await services.db.call(
+        SERVICE, None, "integrations.begin_batch", orjson.dumps(specs).decode(),
+        service.CLAIMED_BY, service.CLAIM_LEASE_SECONDS))
+    return await service.run_batch(services, begun)
+
+
+class SingleEmission(_Service):
+    """/dispatch, /dispatch-v2 and /retry: one emission."""
+
+    def __init__(self, services, path: str) -> None:
+        super().__init__(services)
+        self.spec = SPECS[path]
+
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self.authorize(req)
+        [data] = await _run_specs(self.services, [self.spec(await _body(req))])
+        if "refused" in data:
+            refused = data["refused"]
+            raise ApiError(refused["status"], refused["code"], refused["message"])
+        _send(resp, data)
+
+
+class DispatchBatch(_Service):
+    """Many outbox deliveries in one request (the worker's batches):
+    {"requests": [{"id": outbox id, "path": "/api/integrations/dispatch", "body": {...}}, ...]}
+    -> {"results": [{"id", "status": the HTTP status the single route would answer, "data" | "error"}]}"""
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         self.authorize(req)
         body = await _body(req)
-        record = body.get("record", body)
-        if not isinstance(record, dict):
-            raise bad_request("record must be an object", details={"field": "record"})
-        begun = await service.begin(self.services, "integrations.begin_emission",
-                                    _id(record.get("id"), "record.id"), None, service.SALES_DISPATCH)
-        _send(resp, await service.run_claimed(self.services, begun))
-
-
-class DispatchV2(_Service):
-    """Initial mode {"order_id": n} (the order insert trigger), retry mode {"emission_id": n}."""
-
-    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self.authorize(req)
-        body = await _body(req)
-        if ("order_id" in body) == ("emission_id" in body):
-            raise bad_request("give exactly one of order_id (initial) and emission_id (retry)")
-        if "order_id" in body:
-            begun = await service.begin(self.services, "integrations.begin_order_emission",
-                                        _id(body["order_id"], "order_id"))
-        else:
-            begun = await service.begin(self.services, "integrations.begin_emission_retry",
-                                        _id(body["emission_id"], "emission_id"))
-        _send(resp, await service.run_claimed(self.services, begun))
-
-
-class Retry(_Service):
-    """The delayed retry of a FAILED emission: {"emissionId": n}."""
-
-    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self.authorize(req)
-        body = await _body(req)
-        emission_id = _id(body.get("emissionId", body.get("emission_id")), "emissionId")
-        begun = await service.begin(self.services, "integrations.begin_emission_retry", emission_id)
-        _send(resp, await service.run_claimed(self.services, begun))
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not 0 < len(requests) <= MAX_BATCH:
+            raise bad_request(f"requests must be a list of 1 to {MAX_BATCH} deliveries", details={"field": "requests"})
+        results: list[dict[str, Any]] = []
+        specs: list[dict[str, Any]] = []
+        for one in requests:
+            result: dict[str, Any] = {"id": one.get("id") if isinstance(one, dict) else None}
+            try:
+                if not isinstance(one, dict) or one.get("path") not in SPECS or not isinstance(one.get("body"), dict):
+                    raise bad_request(f"each request needs a path among {sorted(SPECS)} and an object body")
+                specs.append(SPECS[one["path"]](one["body"]))
+            except ApiError as exc:
+                result.update(status=exc.status_code, error={"code": exc.code, "message": exc.message})
+            results.append(result)
+        answers = iter(await _run_specs(self.services, specs) if specs else [])
+        for result in results:
+            if "status" in result:
+                continue
+            data = next(answers)
+            if "refused" in data:
+                refused = data["refused"]
+                result.update(status=refused["status"], error={"code": refused["code"], "message": refused["message"]})
+            elif data["status"] == "IN_PROGRESS":
+                result.update(status=409, error={"code": "EMISSION_IN_PROGRESS",
+                                                 "message": "another call is emitting this item"}, data=data)
+            else:
+                result.update(status=200, data=data)
+        send(resp, {"results": results})
 
 
 class PostSales:

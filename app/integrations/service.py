@@ -2,14 +2,18 @@
 
     execute_emission(services, risk_item_id, provider, event) -> {emissionId, status, externalId, error, ...}
 
-Every route of this surface (and the dashboard's syncBeneficiaries) goes through `run_claimed`:
-SQL claims the key (`integrations.begin_*`, one round trip: at most one provider call per key
-at a time, none after SUCCESS), the orchestrator calls the provider with an Idempotency-Key
-derived from the key, and `integrations.record_emission` applies the state machine in one
-transaction (emission row, risk item metadata, chat notice, delayed retry, claim released).
+Every route of this surface (and the dashboard's syncBeneficiaries) goes through `run_batch`:
+SQL claims the keys (`integrations.begin_*`, one round trip that also returns the
+StandardRiskItem: at most one provider call per key at a time, none after SUCCESS), the
+orchestrator calls the provider with an Idempotency-Key derived from the key, and
+`integrations.record_batch` applies the state machine in one transaction (emission rows, risk
+item metadata, chat notices, delayed retries, claims released). The outbox worker sends its
+dispatches in batches (POST /api/integrations/dispatch-batch), so that one HTTP hop and two
+transactions serve many emissions.
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 from typing import Any
@@ -19,6 +23,7 @@ import structlog
 
 from app.db import SERVICE
 from app.orchestrator.contract import MAPPING_ERROR, OrchestratorResult
+from app.orchestrator.model import MappingError, StandardRiskItem
 
 log = structlog.get_logger("app.integrations")
 
@@ -63,30 +68,43 @@ async def begin(services, function: str, *args: Any, role: str = SERVICE, claims
     return orjson.loads(raw)
 
 
-async def run_claimed(services, begun: dict[str, Any]) -> dict[str, Any]:
-    """Call the provider for a claimed key and record the outcome; a key not claimed is
-    answered with what SQL said (SKIPPED, IN_PROGRESS or the stored outcome)."""
-    if not begun.get("claimed"):
-        return answer(begun)
-    orchestrator = services.orchestrator
-    provider = begun["provider"]
+async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Call the providers for the claimed keys (concurrently) and record every outcome in one
+    SQL call; a key not claimed is answered with what SQL said (SKIPPED, IN_PROGRESS, the
+    stored outcome) and a {"refused": ...} element (unknown id) stays as it is. Answers in order."""
+    claimed = [b for b in begun if b.get("claimed")]
+    recorded: list[dict[str, Any]] = []
+    if claimed:
+        results = await asyncio.gather(*(_orchestrate(services.orchestrator, b) for b in claimed))
+        raw = await services.db.call(
+            SERVICE, None, "integrations.record_batch",
+            orjson.dumps([{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
+                           "outcome": r.as_json()} for b, r in zip(claimed, results)]).decode(),
+            emission_options(services.config))
+        recorded = orjson.loads(raw)
+        for data in recorded:
+            log.info("emission", risk_item_id=data["riskItemId"], provider=data["provider"],
+                     emission_event=data["event"], status=data["status"], attempts=data["attempts"],
+                     code=(data.get("error") or {}).get("code"))
+    out, done = [], iter(recorded)
+    for b in begun:
+        out.append(answer(next(done)) if b.get("claimed") else b if "refused" in b else answer(b))
+    return out
+
+
+async def _orchestrate(orchestrator, begun: dict[str, Any]) -> OrchestratorResult:
+    """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim)."""
     try:
-        item = await orchestrator.standard_risk_item(begun["riskItemId"])
-    except Exception as exc:
-        if getattr(exc, "code", None) != MAPPING_ERROR:
-            raise  # e.g. the database: the claim's lease expires and the caller retries
-        result = OrchestratorResult(status="FAILED", provider=provider, code=MAPPING_ERROR,
-                                    message=str(exc)[:300], retryable=False)
-    else:
-        result = await orchestrator.orchestrate_insurance_emission(provider, item, begun["idempotencyKey"])
-    recorded = await services.db.call(
-        SERVICE, None, "integrations.record_emission", begun["riskItemId"], provider, begun["event"],
-        orjson.dumps(result.as_json()).decode(), emission_options(services.config))
-    data = orjson.loads(recorded)
-    log.info("emission", risk_item_id=begun["riskItemId"], provider=provider, emission_event=begun["event"],
-             status=data["status"], attempts=data["attempts"],
-             code=(data.get("error") or {}).get("code"))
-    return answer(data)
+        item = StandardRiskItem.from_json(begun["item"])
+    except MappingError as exc:
+        return OrchestratorResult(status="FAILED", provider=begun["provider"], code=MAPPING_ERROR,
+                                  message=str(exc)[:300], retryable=False)
+    return await orchestrator.orchestrate_insurance_emission(begun["provider"], item, begun["idempotencyKey"])
+
+
+async def run_claimed(services, begun: dict[str, Any]) -> dict[str, Any]:
+    """run_batch for one key."""
+    return (await run_batch(services, [begun]))[0]
 
 
 async def execute_emission(services, risk_item_id: int, provider: str | None, event: str) -> dict[str, Any]:

@@ -10,5 +10,6 @@ def add_routes(app, services) -> None:
     trpc = Trpc(services)
     app.add_route("/api/trpc", trpc)
     app.add_route("/api/trpc/{path}", trpc)
+    app.add_sink(trpc.not_found, "/api/trpc/")
     app.add_route("/api/auth/login", Login(services))
     app.add_route("/api/auth/logout", Logout(services))

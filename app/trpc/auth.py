@@ -17,11 +17,14 @@ import argon2
 import asyncpg
 import falcon
 import orjson
+import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app import db, errors
 from app.config import Config
 from app.responses import send
+
+log = structlog.get_logger("app.trpc.auth")
 
 SESSION_COOKIE = "dashboard_session"
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -50,10 +53,43 @@ def origin_allowed(req: falcon.Request, origins: frozenset[str]) -> bool:
     return origin is None or origin in origins
 
 
+def cors(req: falcon.Request, resp: falcon.Response, origins: frozenset[str], preflight: bool = False) -> None:
+    """CORS with credentials for a dashboard served from an allowed origin other than the app's
+    own (DASHBOARD_ALLOWED_ORIGINS); a preflight also says which methods and headers may come."""
+    resp.append_header("Vary", "Origin")
+    origin = req.get_header("Origin")
+    if origin is None or origin not in origins:
+        return
+    resp.set_header("Access-Control-Allow-Origin", origin)
+    resp.set_header("Access-Control-Allow-Credentials", "true")
+    if preflight:
+        resp.set_header("Access-Control-Allow-Methods", "GET, POST")
+        resp.set_header("Access-Control-Allow-Headers", "content-type, trpc-accept")
+        resp.set_header("Access-Control-Max-Age", "600")
+
+
+class Preflight:
+    """OPTIONS of the dashboard's routes: 204 with the CORS answer for an allowed origin."""
+
+    origins: frozenset[str]
+    allow = "POST, OPTIONS"
+
+    async def on_options(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        resp.status = falcon.HTTP_204
+        resp.set_header("Allow", self.allow)
+        cors(req, resp, self.origins, preflight=True)
+
+
+def cookie_token(req: falcon.Request) -> str | None:
+    """The session cookie's value, when it has a plausible one."""
+    token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
+    return token if token and len(token) <= 200 else None
+
+
 async def session_claims(services, req: falcon.Request) -> str | None:
     """The claims (JSON text) of the request's live dashboard session, or None."""
-    token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
-    if not token or len(token) > 200:
+    token = cookie_token(req)
+    if token is None:
         return None
     return await services.db.call(db.ANON, None, "dashboard.session_claims", token_hash(token))
 
@@ -93,18 +129,26 @@ def _client_ip(req: falcon.Request) -> str | None:
     return req.remote_addr or None
 
 
-class Login:
+class _SessionRoute(Preflight):
+    """Login and logout: POSTs that a foreign page must not make (login CSRF, forced logout)."""
+
     def __init__(self, services) -> None:
         self.services = services
-        self.ttl = services.config.dashboard_session_ttl
         self.secure = secure_cookie(services.config)
         self.origins = allowed_origins(services.config)
 
-    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+    def guard(self, req: falcon.Request, resp: falcon.Response) -> None:
+        cors(req, resp, self.origins)
         if not origin_allowed(req, self.origins):
             raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
+
+
+class Login(_SessionRoute):
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self.guard(req, resp)
         body = await _login_input(req)
         email, ip, call = body.email.lower(), _client_ip(req), self.services.db.call
+        ttl = self.services.config.dashboard_session_ttl
         try:
             found = await call(db.ANON, None, "dashboard.login_user", email, ip)
         except asyncpg.PostgresError as exc:
@@ -112,35 +156,32 @@ class Login:
             if api_error is None or api_error.status_code != 429:
                 raise
             retry_after = str((api_error.details or {}).get("retryAfter", 60))
+            log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
             raise errors.ApiError(429, "RATE_LIMITED", api_error.message, headers={"Retry-After": retry_after}) from None
         user = orjson.loads(found) if found else None
         # An unknown e-mail costs the same hash verification as a wrong password.
         verified = await asyncio.to_thread(_verify, user["passwordHash"] if user else _dummy_hash(), body.password)
         if not (user and verified):
             await call(db.ANON, None, "dashboard.login_failed", email, ip)
+            log.info("dashboard_login_failed", email=email, ip=ip, known_user=user is not None)
             raise errors.ApiError(401, "INVALID_CREDENTIALS", "invalid e-mail or password")
         token = secrets.token_urlsafe(32)
         session = orjson.loads(await call(
             db.ANON, None, "dashboard.login_succeeded", email, user["passwordHash"], token_hash(token),
-            self.ttl, ip, req.user_agent))
-        resp.set_cookie(SESSION_COOKIE, token, max_age=self.ttl, path="/", secure=self.secure,
+            ttl, ip, req.user_agent))
+        log.info("dashboard_login", user_id=session["userId"], ip=ip)
+        resp.set_cookie(SESSION_COOKIE, token, max_age=ttl, path="/", secure=self.secure,
                         http_only=True, same_site="Lax")
         send(resp, {"user": {"id": session["userId"], "email": session["email"]},
                     "expiresAt": session["expiresAt"]})
 
 
-class Logout:
-    def __init__(self, services) -> None:
-        self.services = services
-        self.secure = secure_cookie(services.config)
-        self.origins = allowed_origins(services.config)
-
+class Logout(_SessionRoute):
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if not origin_allowed(req, self.origins):
-            raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
-        token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
+        self.guard(req, resp)
+        token = cookie_token(req)
         revoked = False
-        if token and len(token) <= 200:
+        if token is not None:
             revoked = await self.services.db.call(db.ANON, None, "dashboard.logout", token_hash(token))
         resp.unset_cookie(SESSION_COOKIE, path="/", same_site="Lax")
         send(resp, {"revoked": bool(revoked)})

@@ -61,16 +61,15 @@ def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> Tr
         api_error = errors.from_database(exc)
         if api_error is not None:
             return TrpcError.from_status(api_error.status_code, api_error.message)
-        if isinstance(exc, asyncpg.UndefinedFunctionError):
-            log.error("trpc_procedure_not_deployed", path=path, error=str(exc))
-            return TrpcError("NOT_IMPLEMENTED", "This procedure needs a database change that is not deployed")
     log.error("trpc_unhandled_error", request_id=getattr(req.context, "request_id", None), path=path,
               exc_info=exc)
     return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")
 
 
-class Trpc:
+class Trpc(auth.Preflight):
     """One resource for every procedure; the procedure path is the last URL segment."""
+
+    allow = "GET, POST, OPTIONS"
 
     def __init__(self, services) -> None:
         self.services = services
@@ -93,8 +92,16 @@ class Trpc:
 
     on_patch = on_delete = on_put
 
+    async def not_found(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        """Sink for /api/trpc/... paths no route matches (a slash inside): NOT_FOUND, still tRPC's."""
+        path = req.path[len("/api/trpc/"):]
+        self._write(resp, [error_item(TrpcError("NOT_FOUND", f'No procedure found on path "{path}"'),
+                                      path, False)], batch=False)
+
     async def _handle(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
         resp.set_header("Vary", "trpc-accept, accept")
+        auth.cors(req, resp, self.origins)
+        resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
         raw, parse_error = await self._raw_input(req)
@@ -108,16 +115,16 @@ class Trpc:
             return
         context = _Session(self.services, req)
         outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
-        if stream and batch:
-            items = [result_item(data, False) if error is None else error_item(error, call.path, False)
-                     for call, (data, error) in zip(calls, outcomes)]
+        streaming = stream and batch
+        wrap = superjson and not streaming  # a stream line is serialized as a whole instead
+        items = [result_item(data, wrap) if error is None else error_item(error, call.path, wrap)
+                 for call, (data, error) in zip(calls, outcomes)]
+        if streaming:
             resp.status = falcon.HTTP_200
             resp.content_type = falcon.MEDIA_JSON  # as @trpc/server answers JSONL by default
             resp.data = stream_head(items, superjson)
-            return
-        items = [result_item(data, superjson) if error is None else error_item(error, call.path, superjson)
-                 for call, (data, error) in zip(calls, outcomes)]
-        self._write(resp, items, batch)
+        else:
+            self._write(resp, items, batch)
 
     async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
         if req.method == "GET":

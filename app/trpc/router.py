@@ -13,6 +13,7 @@ import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
 
 from app import db
+from app.integrations.service import execute_emission
 
 Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
 Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
@@ -53,7 +54,7 @@ class Context:
 @dataclasses.dataclass(frozen=True)
 class Procedure:
     type: Literal["query", "mutation"]
-    input: type[Input] | None
+    input: type[Input]
     run: Callable[[Context, Any], Awaitable[Any]]
     optional_input: bool = False  # no input at all means the model's defaults
 
@@ -87,7 +88,6 @@ async def sync_beneficiaries(ctx: Context, params: SyncInput) -> Any:
     if target["provider"] is None:
         return {**target, "event": BENEFICIARIES_SYNC, "status": "SKIPPED", "emissionId": None,
                 "externalId": None, "error": None}
-    from app.integrations.service import execute_emission
     outcome = await execute_emission(ctx.services, params.riskItemId, target["provider"], BENEFICIARIES_SYNC)
     return {**target, "event": BENEFICIARIES_SYNC, **outcome}
 

@@ -38,7 +38,8 @@ GRANT EXECUTE ON FUNCTION integrations.emission_json(insurance.integration_emiss
 -- begin_emission: claim the key before a provider call. provider NULL means the package's
 -- slug for the event (SALES_DISPATCH: sales_integration_slug, POST_SALES:
 -- post_sales_integration_slug, POLICY_CREATED: MAIL_PROVIDER). Answers
---   {"claimed": true, "idempotencyKey": "<uid>:<provider>:<event>", ...}   call the provider
+--   {"claimed": true, "idempotencyKey": "<uid>:<provider>:<event>", "item": <StandardRiskItem>, ...}
+--                                                      call the provider
 --   {"claimed": false, "status": "SKIPPED", ...}        no slug: nothing to call
 --   {"claimed": false, "status": "SUCCESS"|"ABANDONED"|"FAILED", ...}  stored outcome
 --      (SUCCESS is final, ABANDONED waits for a dashboard retry, FAILED until next_retry_at)
@@ -94,9 +95,11 @@ BEGIN
      WHERE c.risk_item_id = begin_emission.risk_item_id AND c.provider = _provider AND c.event = begin_emission.event;
     RETURN _key || integrations.emission_json(_em) || '{"claimed": false}';
   END IF;
+  -- The caller needs the StandardRiskItem next: it comes in the same round trip.
   RETURN _key || pg_catalog.jsonb_build_object(
     'claimed', true, 'emissionId', _em.id, 'status', _em.status, 'attempts', coalesce(_em.attempts, 0),
-    'idempotencyKey', _uid || ':' || _provider || ':' || event);
+    'idempotencyKey', _uid || ':' || _provider || ':' || event,
+    'item', integrations.standard_risk_item(risk_item_id));
 END
 $$;
 GRANT EXECUTE ON FUNCTION integrations.begin_emission(bigint, text, text, text, integer)
@@ -136,6 +139,41 @@ END
 $$;
 GRANT EXECUTE ON FUNCTION integrations.begin_emission_retry(bigint, text, integer)
    TO insurance_service, insurance_app;
+
+-- begin_batch: many claims in one transaction (the outbox worker's batched dispatches).
+-- specs: [{"riskItemId", "provider", "event"} | {"orderId"} | {"emissionId"}]; answers the
+-- begin_* result of each, in order, or {"refused": {"status": 404, "code", "message"}}.
+CREATE FUNCTION integrations.begin_batch(specs jsonb, claimed_by text, lease_seconds integer DEFAULT 60)
+RETURNS jsonb
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _spec jsonb;
+  _one jsonb;
+  _out jsonb := '[]';
+  _code text;
+  _message text;
+BEGIN
+  FOR _spec IN SELECT s FROM pg_catalog.jsonb_array_elements(specs) AS s LOOP
+    BEGIN
+      IF _spec ? 'orderId' THEN
+        _one := integrations.begin_order_emission((_spec ->> 'orderId')::bigint, claimed_by, lease_seconds);
+      ELSIF _spec ? 'emissionId' THEN
+        _one := integrations.begin_emission_retry((_spec ->> 'emissionId')::bigint, claimed_by, lease_seconds);
+      ELSE
+        _one := integrations.begin_emission((_spec ->> 'riskItemId')::bigint, _spec ->> 'provider',
+                                            _spec ->> 'event', claimed_by, lease_seconds);
+      END IF;
+    EXCEPTION WHEN SQLSTATE 'PT404' THEN
+      GET STACKED DIAGNOSTICS _code = PG_EXCEPTION_DETAIL, _message = MESSAGE_TEXT;
+      _one := pg_catalog.jsonb_build_object('refused', pg_catalog.jsonb_build_object(
+                'status', 404, 'code', _code, 'message', _message));
+    END;
+    _out := _out || pg_catalog.jsonb_build_array(_one);
+  END LOOP;
+  RETURN _out;
+END
+$$;
+GRANT EXECUTE ON FUNCTION integrations.begin_batch(jsonb, text, integer) TO insurance_service, insurance_app;
 
 -- begin_post_sales_emission: a holder's post-sales emission of an item they may reach
 -- (an authorized_claimants row for the token's e-mail, else PT401 ACCESS_DENIED); runs as

@@ -129,6 +129,17 @@ $$;
 GRANT EXECUTE ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb)
    TO insurance_service, insurance_app;
 
+-- record_batch: record_emission for each outcome, in one transaction, answers in order.
+-- outcomes: [{"riskItemId", "provider", "event", "outcome": OrchestratorResult.as_json()}]
+CREATE FUNCTION integrations.record_batch(outcomes jsonb, options jsonb DEFAULT '{}') RETURNS jsonb
+LANGUAGE sql SET search_path = '' AS $$
+  SELECT coalesce(pg_catalog.jsonb_agg(
+           integrations.record_emission((o ->> 'riskItemId')::bigint, o ->> 'provider', o ->> 'event',
+                                        o -> 'outcome', options) ORDER BY n), '[]')
+    FROM pg_catalog.jsonb_array_elements(outcomes) WITH ORDINALITY AS x(o, n)
+$$;
+GRANT EXECUTE ON FUNCTION integrations.record_batch(jsonb, jsonb) TO insurance_service, insurance_app;
+
 -- retry_from_backoffice: the dashboard's retry of emissions. A FAILED or ABANDONED emission
 -- becomes FAILED and due now (an ABANDONED one restarts with attempts = 0) and gets the same
 -- outbox /retry call as an automatic retry (unless one is already pending); SUCCESS is left

@@ -1,6 +1,7 @@
 -- Revert insurance:emission_claims from pg
 BEGIN;
 DROP FUNCTION integrations.begin_post_sales_emission(bigint, text, integer);
+DROP FUNCTION integrations.begin_batch(jsonb, text, integer);
 DROP FUNCTION integrations.begin_emission_retry(bigint, text, integer);
 DROP FUNCTION integrations.begin_order_emission(bigint, text, integer);
 DROP FUNCTION integrations.begin_emission(bigint, text, text, text, integer);

@@ -5,6 +5,7 @@ BEGIN
   ASSERT has_function_privilege('insurance_service', 'integrations.begin_emission(bigint, text, text, text, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_service', 'integrations.begin_order_emission(bigint, text, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_service', 'integrations.begin_emission_retry(bigint, text, integer)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'integrations.begin_batch(jsonb, text, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_holder', 'integrations.begin_post_sales_emission(bigint, text, integer)', 'EXECUTE');
 END
 $$;

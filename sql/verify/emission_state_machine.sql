@@ -2,6 +2,7 @@
 DO $$
 BEGIN
   ASSERT has_function_privilege('insurance_service', 'integrations.record_emission(bigint, text, text, jsonb, jsonb)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'integrations.record_batch(jsonb, jsonb)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_dashboard', 'integrations.retry_from_backoffice(bigint[])', 'EXECUTE');
   ASSERT has_function_privilege('insurance_app', 'integrations.retry_from_backoffice(bigint[])', 'EXECUTE');
   ASSERT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE policyname = 'risk_items_update_service');

@@ -27,6 +27,9 @@ CREATE FUNCTION pg_temp.ok(ext text) RETURNS jsonb LANGUAGE sql AS $$
 CREATE FUNCTION pg_temp.em(p text) RETURNS insurance.integration_emissions LANGUAGE sql AS $$
   SELECT * FROM insurance.integration_emissions WHERE risk_item_id = pg_temp.item(p) AND event = 'SALES_DISPATCH' $$;
 
+-- As the service role, through its policies.
+SELECT set_config('role', 'insurance_service', true);
+
 -- Backoff bounds (now() is frozen inside this transaction; random() is not).
 SELECT ok((SELECT min(d) >= interval '60 seconds' AND max(d) <= interval '120 seconds'
              FROM (SELECT integrations.retry_delay(2, 60, 21600) d FROM generate_series(1, 500)) s),
@@ -118,5 +121,6 @@ SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = 'https://c
 SELECT is((SELECT metadata #>> '{integration,state}' FROM insurance.risk_items WHERE id = pg_temp.item('pol-4')),
           'SUCCESS', 'a MAIL_PROVIDER emission does not overwrite metadata.integration');
 
+RESET ROLE;
 SELECT * FROM finish();
 ROLLBACK;

@@ -212,3 +212,25 @@ async def test_users_create_reads_the_password_from_stdin(client, admin):
     assert short.returncode == 2 and len(short.stderr.strip().splitlines()) == 1
     listed = cli("users", "list", stdin="")
     assert email in listed.stdout and "argon2" not in listed.stdout
+
+
+async def test_an_allowed_dashboard_origin_gets_cors_with_credentials(make_user):
+    cfg = Config.from_env(child_environ(DASHBOARD_ALLOWED_ORIGINS="https://dash.example.com"))
+    dash = {"Origin": "https://dash.example.com"}
+    async with falcon.testing.ASGIConductor(create_app(cfg)) as conductor:
+        preflight = await conductor.simulate_options(
+            "/api/trpc/integrationEmissions.retryEmissions",
+            headers={**dash, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == "https://dash.example.com"
+        assert preflight.headers["access-control-allow-credentials"] == "true"
+        assert "POST" in preflight.headers["access-control-allow-methods"]
+        assert "content-type" in preflight.headers["access-control-allow-headers"]
+        wrong = await login(conductor, make_user()["email"], "nope", headers=dash)
+        assert wrong.status_code == 401  # an error answer still carries CORS, or the page cannot read it
+        assert wrong.headers["access-control-allow-origin"] == "https://dash.example.com"
+        listed = await conductor.simulate_get(LIST, headers=dash)
+        assert listed.status_code == 401 and listed.headers["access-control-allow-origin"] == "https://dash.example.com"
+        foreign = await conductor.simulate_options(LIST, headers={"Origin": "https://evil.example",
+                                                                  "Access-Control-Request-Method": "GET"})
+        assert "access-control-allow-origin" not in foreign.headers

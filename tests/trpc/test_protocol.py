@@ -37,6 +37,7 @@ async def test_query_over_get_with_input(client, session, item):
                                      headers=session["headers"])
     assert resp.status_code == 200
     assert resp.headers["content-type"] == "application/json"
+    assert resp.headers["cache-control"] == "no-store"
     data = resp.json["result"]["data"]
     assert list(resp.json) == ["result"] and list(resp.json["result"]) == ["data"]
     assert data["riskItem"]["id"] == item["id"]
@@ -244,3 +245,25 @@ async def test_database_failure_is_500_without_detail(client, session, monkeypat
     assert resp.status_code == 500
     assert resp.json == err("INTERNAL_SERVER_ERROR", -32603, 500, "Internal server error", BY_ITEM)
     assert "hunter2" not in resp.text
+
+
+async def test_a_superjson_client_reads_request_errors_too(client, session):
+    resp = await client.simulate_post(f"/api/trpc/{RETRY}", body='{"json": {"emissionIds": [1]}}',
+                                      headers={**session["headers"], "Content-Type": "text/plain"})
+    assert resp.status_code == 415
+    assert resp.json == {"error": {"json": err("UNSUPPORTED_MEDIA_TYPE", -32015, 415,
+                                               'Unsupported content-type "text/plain"')["error"]}}
+
+
+async def test_a_body_over_one_mebibyte_is_413(client, session):
+    resp = await client.simulate_post(f"/api/trpc/{RETRY}", body='{"emissionIds": [' + "1," * 600_000 + "1]}",
+                                      headers={**session["headers"], "Content-Type": "application/json"})
+    assert resp.status_code == 413
+    assert resp.json == err("PAYLOAD_TOO_LARGE", -32013, 413, "Request body too large")
+
+
+async def test_a_path_with_a_slash_is_404_in_trpc_envelope(client, session):
+    resp = await client.simulate_get("/api/trpc/integrationEmissions/list", headers=session["headers"])
+    assert resp.status_code == 404
+    assert resp.json == err("NOT_FOUND", -32004, 404, 'No procedure found on path "integrationEmissions/list"',
+                            "integrationEmissions/list")

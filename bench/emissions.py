@@ -1,0 +1,208 @@
+"""Emissions per second end to end (risk item INSERT -> emission SUCCESS), and the peers.
+
+    .venv/bin/python bench/emissions.py [--items 2000] [--workers 1,2] [--api-workers 1]
+
+On a throwaway database (deployed with sqitch, dropped at the end) it starts the provider
+sandbox (answering at once), the API and 1 then 2 outbox workers as real processes, inserts
+the risk items in one transaction (the trigger enqueues one /dispatch each) and times until
+every emission is SUCCESS. Each emission is two HTTP calls: worker -> API /dispatch -> provider.
+In the same run, on the same database:
+  - procrastinate (PyPI) draining as many no-op jobs with 2 worker processes (the peer);
+  - pgbench running the equivalent SQL of one emission (claim + record SUCCESS), the ceiling.
+Prints rates, ratios, and the peak RSS (VmHWM) of the API and the workers.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PY = sys.executable
+PG = os.environ.get("BENCH_PG", "postgres@127.0.0.1:5432")
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"{url} did not answer")
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM of a process and its children (uvicorn --workers forks)."""
+    total = 0.0
+    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                                                   text=True).stdout.split()]
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    total += int(line.split()[1]) / 1024
+        except FileNotFoundError:
+            pass
+    return total
+
+
+def wait_count(conn: psycopg.Connection, sql: str, args: tuple, want: int, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if conn.execute(sql, args).fetchone()[0] >= want:
+            return
+        time.sleep(0.02)
+    raise SystemExit(f"timed out: {sql}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--api-workers", type=int, default=1)
+    parser.add_argument("--pgbench-seconds", type=int, default=10)
+    args = parser.parse_args()
+
+    db = f"insurance_bench_{os.getpid()}"
+    admin_url = f"postgresql://{PG}/{db}"
+    subprocess.run(["psql", "-X", "-q", f"postgresql://{PG}/postgres", "-c", f'CREATE DATABASE "{db}"'], check=True)
+    procs: list[subprocess.Popen] = []
+    try:
+        subprocess.run(["sqitch", "--chdir", str(ROOT), "deploy", f"db:pg://{PG}/{db}"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env={**os.environ, "SQITCH_FULLNAME": "bench", "SQITCH_EMAIL": "bench@insurance.invalid"})
+        sandbox_port, api_port = free_port(), free_port()
+        sandbox, api = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{api_port}"
+        env = {**os.environ, "APP_ENV": "test", "LOG_LEVEL": "warning", "PORT": str(api_port),
+               "DATABASE_URL": f"postgresql://insurance_app@{PG.split('@', 1)[1]}/{db}", "ADMIN_DATABASE_URL": admin_url,
+               "PUBLIC_BASE_URL": api, "SERVICE_ROLE_SECRET": "bench-" + "x" * 40}
+
+        def start(*cmd: str) -> subprocess.Popen:
+            proc = subprocess.Popen([PY, "-m", "app", *cmd], env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
+            procs.append(proc)
+            return proc
+
+        start("sandbox", "--port", str(sandbox_port))
+        wait_http(f"{sandbox}/_sandbox/health")
+        subprocess.run([PY, "-m", "app", "integrations", "use-sandbox", sandbox], env=env, cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+        api_proc = start("serve", "--port", str(api_port), "--workers", str(args.api_workers))
+        wait_http(f"{api}/healthz")
+
+        conn = psycopg.connect(admin_url, autocommit=True)
+        pkg = conn.execute("""INSERT INTO insurance.packages (uid, name, sales_integration_slug)
+                              VALUES ('bench', 'Bench', 'PROVIDER_A') RETURNING id""").fetchone()[0]
+        conn.execute("INSERT INTO insurance.package_variants (package_id, code, name) VALUES (%s, 'travel', 'Travel')",
+                     (pkg,))
+
+        def run_emissions(label: str, n_workers: int) -> tuple[float, float]:
+            workers = [start("worker") for _ in range(n_workers)]
+            time.sleep(1.5)  # imported, pool open, listening
+            with conn.transaction():
+                ids = [r[0] for r in conn.execute(
+                    """INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
+                       SELECT %s, %s || n, 'travel', '{"name": "Ada Lovelace", "email": "ada@example.com"}'
+                         FROM generate_series(1, %s) n RETURNING id""", (pkg, label, args.items)).fetchall()]
+                conn.execute("""INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)
+                                SELECT unnest(%s::bigint[]), 'Ada Lovelace', 'ada@example.com', true, 100""", (ids,))
+            t0 = time.perf_counter()
+            wait_count(conn, "SELECT count(*) FROM insurance.integration_emissions WHERE risk_item_id = ANY(%s) "
+                             "AND status = 'SUCCESS'", (ids,), args.items)
+            elapsed = time.perf_counter() - t0
+            rss = max(peak_rss_mb(w.pid) for w in workers)
+            for w in workers:
+                w.terminate()
+                w.wait()
+                procs.remove(w)
+            return args.items / elapsed, rss
+
+        results = {}
+        for n in [int(x) for x in args.workers.split(",")]:
+            results[n] = run_emissions(f"w{n}-", n)
+            print(f"emissions, {n} worker(s): {results[n][0]:8.0f}/s  (worker peak RSS {results[n][1]:.0f} MB)", flush=True)
+        api_rss = peak_rss_mb(api_proc.pid)
+        issued = httpx.get(f"{sandbox}/_sandbox/stats").json()["policies"]["PROVIDER_A"]
+
+        # The peer: procrastinate, 2 worker processes, no-op jobs, same database.
+        penv = {**os.environ, "BENCH_PROCRASTINATE_URL": admin_url, "PYTHONPATH": str(ROOT)}
+        subprocess.run([PY, "-m", "procrastinate", "--app=bench.procrastinate_noop.app", "schema", "--apply"],
+                       env=penv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        pworkers = [subprocess.Popen([PY, "-m", "procrastinate", "--app=bench.procrastinate_noop.app", "worker",
+                                      "-c", "10"], env=penv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    for _ in range(2)]
+        procs.extend(pworkers)
+        time.sleep(2)
+        sys.path.insert(0, str(ROOT))
+        os.environ["BENCH_PROCRASTINATE_URL"] = admin_url
+        from bench.procrastinate_noop import app as papp, noop
+        with papp.open():
+            noop.batch_defer(*[{} for _ in range(args.items)])
+        t0 = time.perf_counter()
+        wait_count(conn, "SELECT count(*) FROM procrastinate_jobs WHERE status = 'succeeded'", (), args.items)
+        peer = args.items / (time.perf_counter() - t0)
+        print(f"procrastinate, 2 workers: {peer:8.0f}/s (no-op jobs)", flush=True)
+        for w in pworkers:
+            w.terminate()
+            w.wait()
+            procs.remove(w)
+
+        # The ceiling: pgbench running one emission's SQL (claim + record SUCCESS) per transaction.
+        conn.execute("""INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
+                        SELECT %s, 'pgb' || n, 'travel' FROM generate_series(1, 1000) n""", (pkg,))
+        lo, hi = conn.execute("SELECT min(id), max(id) FROM insurance.risk_items WHERE policy_uid LIKE 'pgb%%'").fetchone()
+        conn.execute("UPDATE insurance.packages SET sales_integration_slug = NULL WHERE id = %s", (pkg,))
+        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
+            script.write(f"""\\set rid random({lo}, {hi})
+\\set ev random(1, 1000000000)
+BEGIN;
+SELECT integrations.begin_emission(:rid, 'PROVIDER_A', 'E' || :ev, 'pgbench', 60);
+SELECT integrations.record_emission(:rid, 'PROVIDER_A', 'E' || :ev, '{{"status": "SUCCESS", "externalId": "X"}}', '{{"claimedBy": "pgbench"}}');
+COMMIT;
+""")
+        out = subprocess.run(["pgbench", "-n", "-c", "4", "-j", "2", "-T", str(args.pgbench_seconds), "-f", script.name,
+                              admin_url], capture_output=True, text=True, check=True).stdout
+        tps = float(next(line for line in out.splitlines() if line.startswith("tps")).split()[2])
+        print(f"pgbench (claim + record, 4 clients): {tps:8.0f} TPS (ceiling)", flush=True)
+
+        print()
+        print(f"items {args.items}, API uvicorn workers {args.api_workers}, sandbox issued {issued} policies")
+        for n, (rate, rss) in results.items():
+            print(f"  {n} worker(s): {rate:6.0f}/s = {rate / peer:4.2f} x procrastinate, {rate / tps:4.2f} x pgbench; "
+                  f"worker peak RSS {rss:.0f} MB")
+        print(f"  API peak RSS {api_rss:.0f} MB")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        subprocess.run(["psql", "-X", "-q", f"postgresql://{PG}/postgres", "-c",
+                        f"SELECT cron.unschedule(jobid) FROM cron.job WHERE database = '{db}'"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(["psql", "-X", "-q", f"postgresql://{PG}/postgres", "-c",
+                        f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)'], stdout=subprocess.DEVNULL)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

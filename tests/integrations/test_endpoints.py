@@ -1,0 +1,122 @@
+"""The integration routes' HTTP surface: credentials, validation, SKIPPED, stored answers,
+and the holder's post-sales route (its provider call goes to the sandbox of the stack)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.integrations.conftest import final
+
+
+@pytest.fixture
+def service_auth(services) -> dict[str, str]:
+    return {"Authorization": f"Bearer {services.service_tokens.issue('test')}"}
+
+
+def holder_auth(services, email: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {services.postsales_tokens.issue(email, email=email)}"}
+
+
+@pytest.mark.parametrize("path", ["/api/integrations/dispatch", "/api/integrations/dispatch-v2",
+                                  "/api/integrations/retry"])
+async def test_service_routes_need_the_service_bearer(client, services, path):
+    resp = await client.simulate_post(path, json={"record": {"id": 1}})
+    assert resp.status_code == 400 and resp.json["error"]["code"] == "MISSING_BEARER_TOKEN"
+    resp = await client.simulate_post(path, json={"record": {"id": 1}}, headers=holder_auth(services, "a@example.com"))
+    assert resp.status_code == 401 and resp.json["error"] == {"code": "INVALID_TOKEN", "message": "Invalid access token"}
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/api/integrations/dispatch", [1]),
+    ("/api/integrations/dispatch", {"record": {"id": "7"}}),
+    ("/api/integrations/dispatch", {"record": {}}),
+    ("/api/integrations/dispatch-v2", {"order_id": 1, "emission_id": 2}),
+    ("/api/integrations/dispatch-v2", {}),
+    ("/api/integrations/retry", {"emissionId": -3}),
+])
+async def test_a_malformed_body_is_400(client, service_auth, path, body):
+    resp = await client.simulate_post(path, json=body, headers=service_auth)
+    assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"
+
+
+@pytest.mark.parametrize("path, body, code", [
+    ("/api/integrations/dispatch", {"record": {"id": 2**62}}, "RISK_ITEM_NOT_FOUND"),
+    ("/api/integrations/dispatch-v2", {"order_id": 2**62}, "ORDER_NOT_FOUND"),
+    ("/api/integrations/dispatch-v2", {"emission_id": 2**62}, "EMISSION_NOT_FOUND"),
+    ("/api/integrations/retry", {"emissionId": 2**62}, "EMISSION_NOT_FOUND"),
+])
+async def test_an_unknown_id_is_404(client, service_auth, path, body, code):
+    resp = await client.simulate_post(path, json=body, headers=service_auth)
+    assert resp.status_code == 404 and resp.json["error"]["code"] == code
+
+
+async def test_dispatch_without_a_sales_slug_is_skipped(client, service_auth, admin, make_risk_item):
+    item = make_risk_item()
+    resp = await client.simulate_post("/api/integrations/dispatch",
+                                      json={"type": "INSERT", "table": "risk_items", "record": {"id": item["id"]}},
+                                      headers=service_auth)
+    assert resp.status_code == 200
+    assert resp.json["data"]["status"] == "SKIPPED" and resp.json["data"]["emissionId"] is None
+    assert admin.execute("SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = %s",
+                         (item["id"],)).fetchone()["n"] == 0
+
+
+async def test_retry_of_an_abandoned_emission_answers_it_unchanged(client, service_auth, admin, make_risk_item):
+    item = make_risk_item()
+    em = admin.execute("""INSERT INTO insurance.integration_emissions (risk_item_id, provider, event, status, attempts)
+                          VALUES (%s, 'PROVIDER_A', 'SALES_DISPATCH', 'ABANDONED', 8) RETURNING id""",
+                       (item["id"],)).fetchone()
+    resp = await client.simulate_post("/api/integrations/retry", json={"emissionId": em["id"]}, headers=service_auth)
+    assert resp.status_code == 200
+    assert resp.json["data"]["status"] == "ABANDONED" and resp.json["data"]["attempts"] == 8
+
+
+async def test_post_sales_needs_a_holder_of_the_item(client, services, service_auth, make_risk_item, admin):
+    item = make_risk_item()
+    resp = await client.simulate_post("/api/integrations/post-sales", json={"id": item["id"]}, headers=service_auth)
+    assert resp.status_code == 401 and resp.json["error"]["code"] == "INVALID_TOKEN"
+    resp = await client.simulate_post("/api/integrations/post-sales", json={"id": item["id"]},
+                                      headers=holder_auth(services, "stranger@example.com"))
+    assert resp.status_code == 401 and resp.json["error"] == {"code": "ACCESS_DENIED", "message": "access denied"}
+    admin.execute("INSERT INTO insurance.authorized_claimants (email, risk_item_id) VALUES ('owner@example.com', %s)",
+                  (item["id"],))
+    resp = await client.simulate_post("/api/integrations/post-sales", json={"id": item["id"], "uid": str(item["uid"])},
+                                      headers=holder_auth(services, "owner@example.com"))
+    assert resp.status_code == 200 and resp.json["data"]["status"] == "SKIPPED"
+
+
+def test_post_sales_emits_to_the_post_sales_provider(stack, services, admin, insert_items, make_package):
+    import httpx
+    [item] = insert_items(package=make_package(variants=("travel",), post_sales="PROVIDER_A"))
+    admin.execute("INSERT INTO insurance.authorized_claimants (email, risk_item_id) VALUES ('poster@example.com', %s)",
+                  (item["id"],))
+    resp = httpx.post(f"{stack.api}/api/integrations/post-sales", json={"id": item["id"]},
+                      headers=holder_auth(services, "poster@example.com"))
+    assert resp.status_code == 200, resp.text
+    data = resp.json()["data"]
+    assert data["status"] == "SUCCESS" and data["event"] == "POST_SALES" and data["externalId"]
+    assert final(admin, item["id"], event="POST_SALES")["external_id"] == data["externalId"]
+    assert [r["idempotencyKey"] for r in stack.requests("PROVIDER_A")].count(f"{item['uid']}:PROVIDER_A:POST_SALES") == 1
+
+
+async def test_dispatch_batch_answers_each_delivery_on_its_own(client, service_auth, make_risk_item):
+    item = make_risk_item()  # its package has no sales slug: SKIPPED
+    resp = await client.simulate_post("/api/integrations/dispatch-batch", headers=service_auth, json={"requests": [
+        {"id": 1, "path": "/api/integrations/dispatch", "body": {"record": {"id": item["id"]}}},
+        {"id": 2, "path": "/api/integrations/dispatch", "body": {"record": {"id": 2**62}}},
+        {"id": 3, "path": "/api/elsewhere", "body": {}},
+        {"id": 4, "path": "/api/integrations/retry", "body": {"emissionId": "x"}},
+        {"id": 5, "path": "/api/integrations/dispatch-v2", "body": {"order_id": 2**62}},
+    ]})
+    assert resp.status_code == 200
+    results = resp.json["data"]["results"]
+    assert [(r["id"], r["status"]) for r in results] == [(1, 200), (2, 404), (3, 400), (4, 400), (5, 404)]
+    assert results[0]["data"]["status"] == "SKIPPED"
+    assert [r.get("error", {}).get("code") for r in results] == [
+        None, "RISK_ITEM_NOT_FOUND", "VALIDATION_ERROR", "VALIDATION_ERROR", "ORDER_NOT_FOUND"]
+
+
+async def test_dispatch_batch_needs_the_service_bearer_and_a_list(client, services, service_auth):
+    resp = await client.simulate_post("/api/integrations/dispatch-batch", json={"requests": []})
+    assert resp.status_code == 400 and resp.json["error"]["code"] == "MISSING_BEARER_TOKEN"
+    resp = await client.simulate_post("/api/integrations/dispatch-batch", json={"requests": []}, headers=service_auth)
+    assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"

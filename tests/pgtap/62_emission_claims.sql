@@ -1,0 +1,62 @@
+-- Claims on an emission key: one provider call at a time, none after SUCCESS, leases expire.
+BEGIN;
+SELECT plan(14);
+
+INSERT INTO insurance.packages (uid, name, sales_integration_slug, post_sales_integration_slug)
+  VALUES ('pgtap-62', 'P', 'PROVIDER_A', NULL), ('pgtap-62-none', 'N', NULL, NULL);
+INSERT INTO insurance.package_variants (package_id, code, name)
+  SELECT id, 'travel', 'Travel' FROM insurance.packages WHERE uid LIKE 'pgtap-62%';
+INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
+  SELECT id, uid || '-pol', 'travel' FROM insurance.packages WHERE uid LIKE 'pgtap-62%';
+INSERT INTO insurance.authorized_claimants (risk_item_id, email)
+  SELECT id, 'holder62@example.com' FROM insurance.risk_items WHERE policy_uid = 'pgtap-62-pol';
+CREATE FUNCTION pg_temp.item(p text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT id FROM insurance.risk_items WHERE policy_uid = p $$;
+CREATE TEMP TABLE t AS SELECT pg_temp.item('pgtap-62-pol') AS a, pg_temp.item('pgtap-62-none-pol') AS b;
+GRANT SELECT ON t TO insurance_service, insurance_holder;
+
+SELECT set_config('role', 'insurance_service', true);
+SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w1') ->> 'claimed', 'true',
+          'the first caller claims the key');
+SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w1') ->> 'idempotencyKey',
+          NULL, 'a second claim while the first holds the key gets no idempotency key');
+SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w2') - 'riskItemUid' - 'riskItemId',
+          '{"claimed": false, "status": "IN_PROGRESS", "emissionId": null, "provider": "PROVIDER_A", "event": "SALES_DISPATCH"}'::jsonb,
+          'a concurrent caller is told IN_PROGRESS');
+SELECT is((SELECT count(*)::int FROM insurance.emission_claims WHERE risk_item_id = (SELECT a FROM t)), 1,
+          'one claim per key');
+
+RESET ROLE;
+UPDATE insurance.emission_claims SET lease_until = clock_timestamp() - interval '1 second';
+SELECT set_config('role', 'insurance_service', true);
+SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w2') ->> 'claimed', 'true',
+          'an expired claim (a crashed caller) is taken over');
+SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w2') ->> 'idempotencyKey', NULL,
+          'and is held again');
+
+SELECT is(integrations.record_emission((SELECT a FROM t), 'PROVIDER_A', 'SALES_DISPATCH',
+          '{"status": "SUCCESS", "externalId": "X-1"}', '{"claimedBy": "w2"}') ->> 'status', 'SUCCESS',
+          'the holder records SUCCESS');
+SELECT is((SELECT count(*)::int FROM insurance.emission_claims WHERE risk_item_id = (SELECT a FROM t)), 0,
+          'recording gives the claim back');
+SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w3') - 'emissionId' - 'nextRetryAt' - 'riskItemUid' - 'riskItemId',
+          '{"claimed": false, "status": "SUCCESS", "externalId": "X-1", "attempts": 1, "error": null, "provider": "PROVIDER_A", "event": "SALES_DISPATCH"}'::jsonb,
+          'after SUCCESS nobody claims: the stored result is answered');
+SELECT is(integrations.begin_emission((SELECT b FROM t), NULL, 'SALES_DISPATCH', 'w1') ->> 'status', 'SKIPPED',
+          'a package without sales_integration_slug: SKIPPED');
+SELECT is(integrations.begin_emission((SELECT a FROM t), 'PROVIDER_B', 'BENEFICIARIES_SYNC', 'w1') ->> 'idempotencyKey',
+          (SELECT uid FROM insurance.risk_items WHERE id = (SELECT a FROM t)) || ':PROVIDER_B:BENEFICIARIES_SYNC',
+          'the idempotency key is <uid>:<provider>:<event>');
+SELECT throws_ok($$SELECT integrations.begin_emission(-1, NULL, 'SALES_DISPATCH', 'w1')$$, 'PT404', 'risk item not found',
+                 'an unknown risk item is PT404');
+
+SELECT set_config('role', 'insurance_holder', true), set_config('request.jwt.claims', '{"email": "other@example.com"}', true);
+SELECT throws_ok($$SELECT integrations.begin_post_sales_emission((SELECT a FROM t), 'w1')$$, 'PT401', 'access denied',
+                 'post-sales: a holder without a claimant row is denied');
+SELECT set_config('request.jwt.claims', '{"email": "holder62@example.com"}', true);
+SELECT is(integrations.begin_post_sales_emission((SELECT a FROM t), 'w1') ->> 'status', 'SKIPPED',
+          'post-sales: the claimant of a package without post_sales_integration_slug gets SKIPPED');
+
+RESET ROLE;
+SELECT * FROM finish();
+ROLLBACK;

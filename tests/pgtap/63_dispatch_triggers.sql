@@ -1,0 +1,35 @@
+-- The triggers: risk item inserts and POLICY_CREATED orders enqueue their dispatch.
+BEGIN;
+SELECT plan(6);
+
+DELETE FROM outbox.http_requests;
+INSERT INTO insurance.packages (uid, name, sales_integration_slug)
+  VALUES ('pgtap-63', 'P', 'PROVIDER_A'), ('pgtap-63-none', 'N', NULL);
+INSERT INTO insurance.package_variants (package_id, code, name)
+  SELECT id, 'travel', 'Travel' FROM insurance.packages WHERE uid LIKE 'pgtap-63%';
+INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
+  SELECT id, uid || '-' || n, 'travel' FROM insurance.packages, generate_series(1, 3) n WHERE uid LIKE 'pgtap-63%';
+
+SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = '/api/integrations/dispatch'), 3,
+          'one dispatch per inserted item whose package has a sales slug (none for the others)');
+SELECT is((SELECT array_agg(body #>> '{record,policy_uid}' ORDER BY id) FROM outbox.http_requests),
+          ARRAY['pgtap-63-1', 'pgtap-63-2', 'pgtap-63-3'], 'the body carries the record');
+SELECT is((SELECT (body - 'record')::text FROM outbox.http_requests LIMIT 1), '{"type": "INSERT", "table": "risk_items"}',
+          'the body says what happened, as a database webhook does');
+SELECT ok((SELECT bool_and(deliver_after <= now() AND delivered_at IS NULL) FROM outbox.http_requests),
+          'due at once, undelivered');
+
+INSERT INTO insurance.orders (risk_item_id, event)
+  SELECT id, e FROM insurance.risk_items, unnest(ARRAY['POLICY_CREATED', 'POLICY_CANCELLED']) e
+   WHERE policy_uid = 'pgtap-63-none-1';
+SELECT is((SELECT array_agg(body) FROM outbox.http_requests WHERE url = '/api/integrations/dispatch-v2'),
+          ARRAY[(SELECT jsonb_build_object('order_id', id) FROM insurance.orders o
+                  WHERE event = 'POLICY_CREATED' AND risk_item_id = (SELECT id FROM insurance.risk_items WHERE policy_uid = 'pgtap-63-none-1'))],
+          'a POLICY_CREATED order enqueues /dispatch-v2 {order_id}; other events do not');
+
+-- A partner channel inserts items but cannot write the outbox: the trigger crosses for it.
+SELECT ok((SELECT prosecdef FROM pg_proc WHERE proname = 'enqueue_risk_item_dispatch'),
+          'the risk item trigger runs as its owner');
+
+SELECT * FROM finish();
+ROLLBACK;
