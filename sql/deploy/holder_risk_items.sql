@@ -101,7 +101,7 @@ BEGIN
       FROM insurance.authorized_claimants ac
       JOIN insurance.risk_items ri ON ri.id = ac.risk_item_id
       JOIN insurance.packages p ON p.id = ri.package_id
-     WHERE ac.email = (SELECT insurance.claim_email()));
+     WHERE ac.email = (SELECT insurance.claim('email')));
 END
 $$;
 

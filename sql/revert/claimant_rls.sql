@@ -17,6 +17,5 @@ DROP POLICY beneficiaries_select_holder ON insurance.beneficiaries;
 DROP POLICY risk_items_update_holder ON insurance.risk_items;
 DROP POLICY risk_items_select_holder ON insurance.risk_items;
 DROP POLICY authorized_claimants_select_holder ON insurance.authorized_claimants;
-DROP FUNCTION insurance.claim_email();
 
 COMMIT;

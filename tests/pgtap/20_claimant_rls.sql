@@ -2,7 +2,7 @@
 -- token's e-mail, writes nothing outside them, and the trigger mirrors holder e-mails.
 BEGIN;
 \ir helpers/holder.psql
-SELECT plan(20);
+SELECT plan(17);
 
 -- rows_changed(sql): how many rows a statement changed (run as the current role).
 CREATE FUNCTION pg_temp.rows_changed(sql text) RETURNS integer LANGUAGE plpgsql AS $$
@@ -40,13 +40,6 @@ INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder) VALUE
   (pg_temp.item('rls-c'), 'Cy', 'cy@example.com', true);
 DELETE FROM insurance.beneficiaries WHERE email = 'cy@example.com';
 SELECT is(pg_temp.claimants('rls-c'), ARRAY['bob@example.com'], 'a removed holder loses access');
-
--- ---------------------------------------------------------------- the claim the policies read
-SELECT is(insurance.claim_email(), NULL, 'no claims: no e-mail');
-SELECT set_config('request.jwt.claims', '', true);
-SELECT is(insurance.claim_email(), NULL, 'an empty setting (a pooled connection) is no e-mail');
-SELECT set_config('request.jwt.claims', '{"email": "ann@example.com"}', true);
-SELECT is(insurance.claim_email(), insurance.claim('email'), 'claim_email() reads what claim(''email'') reads');
 
 -- ---------------------------------------------------------------- what a holder sees
 SELECT pg_temp.as_holder('ann@example.com');
