@@ -91,6 +91,11 @@ class Config:
     integration_max_attempts: int = 8
     integration_retry_base_seconds: int = 60
     integration_retry_cap_seconds: int = 6 * 3600
+    integration_provider_concurrency: int = 16
+    worker_concurrency: int = 64
+    worker_dispatch_batch: int = 25
+    worker_poll_interval: float = 1.0
+    worker_lease_seconds: int = 60
     http_connect_timeout: float = 5.0
     http_read_timeout: float = 15.0
     sandbox_port: int = 8100
@@ -152,6 +157,11 @@ class Config:
             integration_max_attempts=_int(env, "INTEGRATION_MAX_ATTEMPTS", 8, 1),
             integration_retry_base_seconds=_int(env, "INTEGRATION_RETRY_BASE_SECONDS", 60, 1),
             integration_retry_cap_seconds=_int(env, "INTEGRATION_RETRY_CAP_SECONDS", 6 * 3600, 1),
+            integration_provider_concurrency=_int(env, "INTEGRATION_PROVIDER_CONCURRENCY", 16, 1),
+            worker_concurrency=_int(env, "WORKER_CONCURRENCY", 64, 1),
+            worker_dispatch_batch=_int(env, "WORKER_DISPATCH_BATCH", 25, 1),
+            worker_poll_interval=_float(env, "WORKER_POLL_INTERVAL", 1.0),
+            worker_lease_seconds=_int(env, "WORKER_LEASE_SECONDS", 60, 1),
             http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
             http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
             sandbox_port=_int(env, "SANDBOX_PORT", 8100, 1),

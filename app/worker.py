@@ -261,8 +261,10 @@ def worker(args) -> int:
 
     config = config_or_exit()
     configure(config.log_level)
-    w = Worker(config, concurrency=args.concurrency, batch=args.batch, poll_interval=args.poll_interval,
-               lease_seconds=args.lease_seconds, dispatch_batch=args.dispatch_batch)
+    w = Worker(config, concurrency=args.concurrency or config.worker_concurrency,
+               batch=args.batch, poll_interval=args.poll_interval or config.worker_poll_interval,
+               lease_seconds=args.lease_seconds or config.worker_lease_seconds,
+               dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -280,14 +282,13 @@ def worker(args) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("worker", help="deliver the outbox (LISTEN outbox, claim, deliver)")
-    p.add_argument("--concurrency", type=int, default=int(os.environ.get("WORKER_CONCURRENCY", "64")),
-                   help="deliveries in flight at once (default 64)")
+    p.add_argument("--concurrency", type=int, help="deliveries in flight at once (WORKER_CONCURRENCY, 64)")
     p.add_argument("--batch", type=int, default=100, help="rows claimed per round trip (default 100)")
+    p.add_argument("--dispatch-batch", type=int,
+                   help="emission deliveries sent to the API in one request (WORKER_DISPATCH_BATCH, 25)")
     p.add_argument("--poll-interval", type=float,
-                   default=float(os.environ.get("WORKER_POLL_INTERVAL", "1.0")),
-                   help="seconds between polls when no notification comes (default 1)")
-    p.add_argument("--dispatch-batch", type=int, default=int(os.environ.get("WORKER_DISPATCH_BATCH", "25")),
-                   help="emission deliveries sent to the API in one request (default 25; 1: one each)")
-    p.add_argument("--lease-seconds", type=int, default=int(os.environ.get("WORKER_LEASE_SECONDS", "60")),
-                   help="how long a claimed row is ours; a dead worker's rows come back after it (default 60)")
+                   help="seconds between polls when no notification comes (WORKER_POLL_INTERVAL, 1)")
+    p.add_argument("--lease-seconds", type=int,
+                   help="how long a claimed row is ours; a dead worker's rows come back after it "
+                        "(WORKER_LEASE_SECONDS, 60)")
     p.set_defaults(func=worker)

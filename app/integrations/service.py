@@ -31,6 +31,11 @@ log = structlog.get_logger("app.integrations")
 CLAIM_LEASE_SECONDS = 120
 CLAIMED_BY = f"{socket.gethostname()}:{os.getpid()}"
 
+# Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY): a few busy
+# keep-alive connections serve the sandbox's rate; more only add scheduling work
+# (bench/emissions.py: 16 beat 4 with the aiohttp transport).
+_provider_slots: asyncio.Semaphore | None = None
+
 # Events of the emissions this service starts itself.
 SALES_DISPATCH = "SALES_DISPATCH"      # risk item insert -> /dispatch (package.sales_integration_slug)
 POST_SALES = "POST_SALES"              # /post-sales (package.post_sales_integration_slug)
@@ -75,7 +80,7 @@ async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any
     claimed = [b for b in begun if b.get("claimed")]
     recorded: list[dict[str, Any]] = []
     if claimed:
-        results = await asyncio.gather(*(_orchestrate(services.orchestrator, b) for b in claimed))
+        results = await asyncio.gather(*(_orchestrate(services, b) for b in claimed))
         raw = await services.db.call(
             SERVICE, None, "integrations.record_batch",
             orjson.dumps([{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
@@ -92,14 +97,19 @@ async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any
     return out
 
 
-async def _orchestrate(orchestrator, begun: dict[str, Any]) -> OrchestratorResult:
+async def _orchestrate(services, begun: dict[str, Any]) -> OrchestratorResult:
     """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim)."""
     try:
         item = StandardRiskItem.from_json(begun["item"])
     except MappingError as exc:
         return OrchestratorResult(status="FAILED", provider=begun["provider"], code=MAPPING_ERROR,
                                   message=str(exc)[:300], retryable=False)
-    return await orchestrator.orchestrate_insurance_emission(begun["provider"], item, begun["idempotencyKey"])
+    global _provider_slots
+    if _provider_slots is None:
+        _provider_slots = asyncio.Semaphore(services.config.integration_provider_concurrency)
+    async with _provider_slots:
+        return await services.orchestrator.orchestrate_insurance_emission(
+            begun["provider"], item, begun["idempotencyKey"])
 
 
 async def run_claimed(services, begun: dict[str, Any]) -> dict[str, Any]:

@@ -140,6 +140,15 @@ LANGUAGE sql SET search_path = '' AS $$
 $$;
 GRANT EXECUTE ON FUNCTION integrations.record_batch(jsonb, jsonb) TO insurance_service, insurance_app;
 
+-- retry_pending: whether a /retry of the emission waits in the outbox.
+CREATE FUNCTION integrations.retry_pending(emission_id bigint) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = '' AS $$
+  SELECT EXISTS (SELECT FROM outbox.http_requests o
+                  WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
+                    AND (o.body ->> 'emissionId')::bigint = emission_id
+                    AND o.url = '/api/integrations/retry')
+$$;
+
 -- retry_from_backoffice: the dashboard's retry of emissions. A FAILED or ABANDONED emission
 -- becomes FAILED and due now (an ABANDONED one restarts with attempts = 0) and gets the same
 -- outbox /retry call as an automatic retry (unless one is already pending); SUCCESS is left
@@ -171,10 +180,7 @@ BEGIN
          AND o.url = '/api/integrations/retry' AND o.deliver_after > pg_catalog.now();
       IF FOUND THEN
         PERFORM pg_catalog.pg_notify('outbox', '');
-      ELSIF NOT EXISTS (SELECT FROM outbox.http_requests o
-                         WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
-                           AND (o.body ->> 'emissionId')::bigint = _id
-                           AND o.url = '/api/integrations/retry') THEN
+      ELSIF NOT integrations.retry_pending(_id) THEN
         PERFORM outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', _id),
                                  '{}', NULL);
       END IF;

@@ -25,9 +25,7 @@ BEGIN
     INTO _queued
     FROM insurance.integration_emissions e
    WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
-     AND NOT EXISTS (SELECT FROM outbox.http_requests o
-                      WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
-                        AND (o.body ->> 'emissionId')::bigint = e.id);
+     AND NOT integrations.retry_pending(e.id);
   UPDATE outbox.http_requests o SET lease_until = NULL, leased_by = NULL
    WHERE o.delivered_at IS NULL AND o.lease_until < pg_catalog.now();
   GET DIAGNOSTICS _leases = ROW_COUNT;

@@ -1,6 +1,7 @@
 -- Revert insurance:emission_state_machine from pg
 BEGIN;
 DROP FUNCTION integrations.retry_from_backoffice(bigint[]);
+DROP FUNCTION integrations.retry_pending(bigint);
 DROP FUNCTION integrations.record_batch(jsonb, jsonb);
 DROP FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb);
 DROP FUNCTION integrations.retry_delay(integer, numeric, numeric, numeric);
