@@ -1,12 +1,13 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
-.PHONY: setup run test migrate bench clean bench-orchestrator sandbox
+.PHONY: setup run test migrate sandbox clean \
+        bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc
 
 PORT ?= 8000
 
 setup:
 	@scripts/setup.sh
 
-## Deploy the migrations, then serve the API on 127.0.0.1:$(PORT).
+## Deploy the migrations, then serve the API on 127.0.0.1:$(PORT) with the worker and the sandbox.
 run: setup
 	@scripts/run.sh
 
@@ -17,18 +18,33 @@ test:
 migrate: setup
 	@.venv/bin/python -m app migrate
 
+## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
+sandbox: setup
+	@.venv/bin/python -m app sandbox
+
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info
+
+# Benchmarks: each measures its yardstick in the same run and prints the ratio.
+bench: bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc
+
+## GET /api/postsales/v1/me/risk-items against the bare Falcon + asyncpg yardstick.
+bench-postsales: setup
+	@.venv/bin/python -m bench.postsales
+
+## Gateway: authorize and GET /v1/risk-items against the bare endpoint.
+bench-gateway: setup
+	@.venv/bin/python -m bench.gateway
+
+## Emissions per second through the orchestrator to the provider sandbox (1, 16, 64 in flight).
+bench-orchestrator: setup
+	@.venv/bin/python bench/orchestrator.py
 
 ## Emissions per second end to end (1 and 2 workers) against procrastinate and pgbench.
 bench-emissions: setup
 	@.venv/bin/python -c 'import procrastinate' 2>/dev/null || .venv/bin/pip install -q -e '.[bench]'
 	@.venv/bin/python bench/emissions.py
 
-## Emissions per second through the orchestrator to the provider sandbox (1, 16, 64 in flight).
-bench-orchestrator: setup
-	@.venv/bin/python bench/orchestrator.py
-
-## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
-sandbox: setup
-	@.venv/bin/python -m app sandbox
+## tRPC queries behind a session cookie against the bare endpoint.
+bench-trpc: setup
+	@.venv/bin/python -m bench.trpc

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "app.sandbox.commands",
     "app.integrations.commands",
     "app.worker",
+    "app.commands.users",
 )
 
 

@@ -13,6 +13,7 @@ import structlog
 from app import errors, health, openapi
 from app.config import Config
 from app.db import Database
+from app.mail import Mailer
 from app.middleware import Lifespan, RequestId
 from app.orchestrator.service import Orchestrator
 from app.tokens import ISSUER, TokenService
@@ -41,6 +42,7 @@ class Services:
     service_tokens: TokenService
     lifespan: Lifespan
     orchestrator: Orchestrator
+    mailer: Mailer | None = None
 
 
 def build_services(config: Config) -> Services:
@@ -60,6 +62,7 @@ def build_services(config: Config) -> Services:
                                     issuer=f"{ISSUER}-service"),
         lifespan=Lifespan(db, on_startup=[orchestrator.start], on_shutdown=[orchestrator.close]),
         orchestrator=orchestrator,
+        mailer=Mailer.from_config(config),
     )
 
 

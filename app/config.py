@@ -100,6 +100,8 @@ class Config:
     http_read_timeout: float = 15.0
     sandbox_port: int = 8100
     log_level: str = "info"
+    dashboard_session_ttl: int = 12 * 3600
+    dashboard_allowed_origins: tuple[str, ...] = ()
 
     @property
     def production(self) -> bool:
@@ -164,4 +166,8 @@ class Config:
             http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
             sandbox_port=_int(env, "SANDBOX_PORT", 8100, 1),
             log_level=env.get("LOG_LEVEL", "info").lower(),
+            dashboard_session_ttl=parse_duration(
+                "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
+            dashboard_allowed_origins=tuple(
+                o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
         )

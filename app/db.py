@@ -52,6 +52,15 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
                                   decoder=lambda v: v, format="text")
 
 
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """Pool release without asyncpg's reset query (RESET ALL, UNLISTEN *, ...): one round trip
+    less per call (about 100 us of CPU on this machine). Safe because a call leaves no session
+    state: role and claims are transaction-local and end with the statement, and asyncpg still
+    rolls back a transaction left open. Never take session-level locks, LISTEN or SET on a
+    pooled connection; use a connection of your own for that.
+    """
+
+
 def _encode_json(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
@@ -78,6 +87,7 @@ class Database:
         return asyncpg.create_pool(
             self.dsn, min_size=min_size, max_size=self.max_size, init=_init_connection,
             statement_cache_size=256,  # every call is then one Bind/Execute of a prepared statement
+            reset=_keep_session,
         )
 
     async def close(self) -> None:

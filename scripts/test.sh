@@ -24,7 +24,7 @@ cleanup() {
 trap cleanup EXIT
 
 say "Dockerfile lint (hadolint)"
-.venv/bin/hadolint Dockerfile
+.venv/bin/hadolint Dockerfile docker/postgres.Dockerfile
 
 say "sqitch: deploy, verify, revert everything, deploy again ($DB)"
 psql_admin -d postgres -c "CREATE DATABASE \"$DB\""

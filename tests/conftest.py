@@ -104,7 +104,9 @@ def make_risk_item(admin, make_package):
         ).fetchone()
         rows = list(beneficiaries or [])
         if holder_email:
-            rows.insert(0, {"name": "Holder", "email": holder_email, "is_holder": True, "share": 100})
+            # The holder takes what the others leave: an item's shares add up to at most 100.
+            rest = sum(b.get("share", 0) for b in rows)
+            rows.insert(0, {"name": "Holder", "email": holder_email, "is_holder": True, "share": 100 - rest})
         for b in rows:
             admin.execute(
                 """INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)

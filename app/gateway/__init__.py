@@ -1,6 +1,25 @@
-"""The gateway surface: routes are added by add_routes(app, services)."""
+"""The partner gateway: /api/gateway/{v1,v2,ia/v1,ia/v2,integrations/v1,integrations/v2}.
+
+Every branch has a public authorize route and a protected validator; v1 and v2 add the
+risk items (v2 with keyset pagination). See auth.py for the tokens and the context that
+the branch guards expose to handlers.
+"""
 from __future__ import annotations
+
+from app.gateway.auth import Authorize, guard_for
+from app.gateway.resources import Channel, RiskItem, RiskItems, Validator
+
+PREFIX = "/api/gateway"
+RISK_ITEM_BRANCHES = {"v1": False, "v2": True}  # branch -> keyset pagination
 
 
 def add_routes(app, services) -> None:
-    """Adds this surface's routes (none yet)."""
+    for branch, tokens in services.gateway_tokens.items():
+        guard = guard_for(branch, tokens)
+        channel = Channel(guard, services.db, services.config.rate_limit_per_minute)
+        base = f"{PREFIX}/{branch}"
+        app.add_route(f"{base}/auth/authorize", Authorize(guard, services.db))
+        app.add_route(f"{base}/auth/validator", Validator(channel))
+        if branch in RISK_ITEM_BRANCHES:
+            app.add_route(f"{base}/risk-items", RiskItems(channel, keyset=RISK_ITEM_BRANCHES[branch]))
+            app.add_route(f"{base}/risk-items/{{uid}}", RiskItem(channel))

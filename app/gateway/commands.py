@@ -1,6 +1,6 @@
-"""`channels create | list | revoke`: partner channels and their API keys.
+"""`channels create | list | revoke | rotate`: partner channels and their API keys.
 
-The API key is printed once, when created; the database keeps only its SHA-256.
+The API key is printed once, when created or rotated; the database keeps only its SHA-256.
 """
 from __future__ import annotations
 
@@ -65,6 +65,21 @@ def revoke(args) -> int:
     return 0
 
 
+def rotate(args) -> int:
+    """A new key for an active channel; the old key stops working at once (tokens already
+    issued with it live on until they expire, or until the channel is revoked)."""
+    key, key_hash = new_api_key()
+    with admin_connection() as conn:
+        row = conn.execute(
+            """UPDATE insurance.channels SET api_key_hash = %s WHERE id = %s AND active
+               RETURNING id, name, branches""", (key_hash, args.id)).fetchone()
+        if row is None:
+            known = conn.execute("SELECT active FROM insurance.channels WHERE id = %s", (args.id,)).fetchone()
+            fail(f"channel {args.id} is revoked" if known else f"no channel with id {args.id}")
+    print_json({**row, "apiKey": key})
+    return 0
+
+
 def _uuid(value: str) -> str:
     import uuid
     try:
@@ -90,3 +105,6 @@ def register(subparsers) -> None:
     p = channels.add_parser("revoke", help="revoke a channel: its key and tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)
     p.set_defaults(func=revoke)
+    p = channels.add_parser("rotate", help="give a channel a new API key (printed once); the old one stops working")
+    p.add_argument("--id", required=True, type=_uuid)
+    p.set_defaults(func=rotate)

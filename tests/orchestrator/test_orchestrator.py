@@ -49,7 +49,7 @@ async def test_standard_risk_item_is_read_from_one_sql_function(admin, make_risk
     assert item.uid == str(row["uid"]) and item.package_id == row["package_id"] and item.variant == "home"
     assert item.insured_subject == {"name": "Grace Hopper", "address": "1 Main St"}
     assert [(b.name, b.email, b.is_holder, b.share) for b in item.beneficiaries] == [
-        ("Holder", "holder@example.com", True, 100.0), ("Child", "child@example.com", False, 40.0)]
+        ("Holder", "holder@example.com", True, 60.0), ("Child", "child@example.com", False, 40.0)]
     assert item.authorized_claimants == ("holder@example.com",)
     assert item.policy.variant_name == "Home" and item.policy.premium == 19.9
     assert item.package_uid and item.holder.email == "holder@example.com"

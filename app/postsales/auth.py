@@ -1,0 +1,82 @@
+"""POST /auth/otp/request and POST /auth/otp/verify: the holder's e-mail login.
+
+Python draws the 6-digit code (CSPRNG) and its keyed hash, HMAC-SHA256(OTP_HASH_SECRET,
+email + ":" + code); SQL (postsales.request_otp / verify_otp) keeps only the hash and holds
+every rule: holder check, cooldown, hourly cap, expiry, single use, attempts. The request
+answers alike for known and unknown e-mails; the mail goes out in the background.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+import falcon
+import orjson
+
+from app.db import ANON
+from app.errors import ApiError
+from app.postsales.validation import EMAIL, OTP, string_fields
+from app.responses import send
+
+# Outcomes of the SQL functions -> (status, message).
+OTP_ERRORS = {
+    "OTP_INVALID": (401, "invalid code"),
+    "OTP_EXPIRED": (401, "code expired; request a new one"),
+    "OTP_ATTEMPTS_EXHAUSTED": (429, "too many failed attempts; request a new code"),
+    "OTP_COOLDOWN": (429, "a code was sent less than a minute ago; wait before asking again"),
+    "OTP_RATE_LIMITED": (429, "too many codes requested for this e-mail; try again later"),
+}
+
+
+def otp_hash(secret: bytes, email: str, code: str) -> bytes:
+    return hmac.new(secret, f"{email}:{code}".encode(), hashlib.sha256).digest()
+
+
+def otp_error(outcome: dict[str, Any]) -> ApiError:
+    status, message = OTP_ERRORS[outcome["error"]]
+    retry_after = outcome.get("retry_after")
+    if retry_after is None:
+        return ApiError(status, outcome["error"], message)
+    return ApiError(status, outcome["error"], message, {"retry_after": retry_after},
+                    headers={"Retry-After": str(retry_after)})
+
+
+class OtpRequest:
+    def __init__(self, services) -> None:
+        self.db = services.db
+        self.mailer = services.mailer
+        self.secret = services.config.secret("OTP_HASH_SECRET").encode()
+        self.ttl = services.config.postsales_otp_ttl
+
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        email = (await string_fields(req, {"email": EMAIL}))["email"].lower()
+        code = f"{secrets.randbelow(1_000_000):06d}"
+        outcome = orjson.loads(await self.db.call(
+            ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl))
+        if "error" in outcome:
+            raise otp_error(outcome)
+        if outcome["send"]:
+            self.mailer.send_otp_later(email, code, self.ttl)
+        send(resp, {"message": "If this e-mail holds active policies, a code has been sent to it.",
+                    "expires_in": self.ttl}, status=202)
+
+
+class OtpVerify:
+    def __init__(self, services) -> None:
+        self.db = services.db
+        self.tokens = services.postsales_tokens
+        self.secret = services.config.secret("OTP_HASH_SECRET").encode()
+        self.max_attempts = services.config.postsales_otp_max_attempts
+
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = await string_fields(req, {"email": EMAIL, "otp": OTP})
+        email = body["email"].lower()
+        outcome = orjson.loads(await self.db.call(
+            ANON, None, "postsales.verify_otp", email, otp_hash(self.secret, email, body["otp"]),
+            self.max_attempts))
+        if "error" in outcome:
+            raise otp_error(outcome)
+        token = self.tokens.issue(email, email=email)
+        send(resp, {"access_token": token, "token_type": "Bearer", "expires_in": self.tokens.lifetime})

@@ -1,0 +1,100 @@
+"""The dashboard's procedures: router `integrationEmissions`.
+
+Each procedure is thin: its input is validated by a pydantic model (BAD_REQUEST otherwise),
+then it makes one call, as insurance_dashboard with the session's claims, and answers what
+SQL built (passed through as an orjson.Fragment, without a decode/encode round trip).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, Any, Awaitable, Callable, Literal
+
+import orjson
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
+
+from app import db
+from app.integrations.service import execute_emission
+
+Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
+Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
+BENEFICIARIES_SYNC = "BENEFICIARIES_SYNC"
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ByRiskItemInput(Input):
+    riskItemId: Id
+
+
+class ListInput(Input):
+    status: Annotated[list[Status], Field(min_length=1, max_length=3)] | Status | None = None
+    provider: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
+    since: AwareDatetime | None = None   # updated_at >= since
+    until: AwareDatetime | None = None   # updated_at < until
+    cursor: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$")] | None = None  # nextCursor of the last page
+    limit: Annotated[StrictInt, Field(ge=1, le=100)] = 50
+
+
+class RetryInput(Input):
+    emissionIds: Annotated[list[Id], Field(min_length=1, max_length=100)]
+
+
+class SyncInput(Input):
+    riskItemId: Id
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    services: Any
+    claims: str  # the session's claims, JSON text
+
+
+@dataclasses.dataclass(frozen=True)
+class Procedure:
+    type: Literal["query", "mutation"]
+    input: type[Input]
+    run: Callable[[Context, Any], Awaitable[Any]]
+    optional_input: bool = False  # no input at all means the model's defaults
+
+
+def _sql(value: str | None) -> orjson.Fragment:
+    return orjson.Fragment(value if value is not None else "null")
+
+
+async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
+    return _sql(await ctx.services.db.call(db.DASHBOARD, ctx.claims, "dashboard.emissions_by_risk_item",
+                                           params.riskItemId))
+
+
+async def list_emissions(ctx: Context, params: ListInput) -> Any:
+    statuses = [params.status] if isinstance(params.status, str) else params.status
+    return _sql(await ctx.services.db.call(
+        db.DASHBOARD, ctx.claims, "dashboard.list_emissions", statuses, params.provider,
+        params.since, params.until, int(params.cursor) if params.cursor else None, params.limit))
+
+
+async def retry_emissions(ctx: Context, params: RetryInput) -> Any:
+    """retryFromBackoffice: the same outbox /retry call as the automatic retry, per emission."""
+    ids = list(dict.fromkeys(params.emissionIds))
+    return _sql(await ctx.services.db.call(db.DASHBOARD, ctx.claims, "integrations.retry_from_backoffice", ids))
+
+
+async def sync_beneficiaries(ctx: Context, params: SyncInput) -> Any:
+    """executeEmission of the item's beneficiaries to its package's post-sales provider."""
+    target = orjson.loads(await ctx.services.db.call(db.DASHBOARD, ctx.claims, "dashboard.post_sales_target",
+                                                     params.riskItemId))
+    if target["provider"] is None:
+        return {**target, "event": BENEFICIARIES_SYNC, "status": "SKIPPED", "emissionId": None,
+                "externalId": None, "error": None}
+    outcome = await execute_emission(ctx.services, params.riskItemId, target["provider"], BENEFICIARIES_SYNC)
+    return {**target, "event": BENEFICIARIES_SYNC, **outcome}
+
+
+PROCEDURES: dict[str, Procedure] = {
+    "integrationEmissions.byRiskItem": Procedure("query", ByRiskItemInput, by_risk_item),
+    "integrationEmissions.list": Procedure("query", ListInput, list_emissions, optional_input=True),
+    "integrationEmissions.retryEmissions": Procedure("mutation", RetryInput, retry_emissions),
+    "integrationEmissions.syncBeneficiaries": Procedure("mutation", SyncInput, sync_beneficiaries),
+}

@@ -1,0 +1,154 @@
+"""Gateway benchmark: authorize and GET /v1/risk-items against the bare yardstick, same run.
+
+    make bench-gateway                      # or: .venv/bin/python -m bench.gateway
+    BENCH_ROUNDS=5 BENCH_SECONDS=3 BENCH_CONNECTIONS=32   # the defaults
+
+The bare endpoint (bench/bare_app.py) and the app run side by side, each as one uvicorn
+process, and are loaded by wrk (1 thread) in alternating rounds, so that the noise of a
+shared machine falls on both; each figure is the median of the rounds. Because other
+work on the machine moves req/s a lot, the CPU time each request costs (the uvicorn
+process and its PostgreSQL backends, from /proc) is reported too: it hardly moves with
+contention. On an idle machine the one Python process is the bottleneck (DESIGN.md), so
+req/s ratios tend to the app-CPU ratio; on a saturated one, to the total-CPU ratio. The bench channel
+holds one risk item (the list answers the same single row the bare SELECT reads) and a
+second channel holds ten (a fuller window, reported for information). Target: every
+gateway route at >= 0.6 x the bare endpoint's req/s.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import statistics
+import sys
+
+# A database of its own: other surfaces' benchmarks deploy other plans into theirs.
+os.environ.setdefault("BENCH_DB", "insurance_bench_gateway")
+
+import httpx  # noqa: E402
+import psycopg  # noqa: E402
+
+from bench import lib  # noqa: E402
+
+TARGET_RATIO = 0.6
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
+TICK = os.sysconf("SC_CLK_TCK")
+CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
+
+
+def seed(admin_url: str) -> dict:
+    """Two channels with their keys and items; idempotent (fixed names and uids)."""
+    keys = {"one": "ik_bench-gateway-one", "ten": "ik_bench-gateway-ten"}
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        package = conn.execute(
+            """INSERT INTO insurance.packages (uid, name) VALUES ('bench-gateway', 'Bench')
+               ON CONFLICT (uid) DO UPDATE SET name = EXCLUDED.name RETURNING id""").fetchone()[0]
+        conn.execute("""INSERT INTO insurance.package_variants (package_id, code, name)
+                        VALUES (%s, 'travel', 'Travel') ON CONFLICT DO NOTHING""", (package,))
+        for name, key in keys.items():
+            channel = conn.execute(
+                """INSERT INTO insurance.channels (name, branches, api_key_hash) VALUES (%s, '{v1}', %s)
+                   ON CONFLICT (api_key_hash) DO UPDATE SET name = EXCLUDED.name RETURNING id""",
+                (f"bench-{name}", hashlib.sha256(key.encode()).digest())).fetchone()[0]
+            count = 1 if name == "one" else 10
+            conn.execute(
+                """INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant, insured_subject)
+                   SELECT %s, %s, %s || '-' || n, 'travel', '{"name": "Bench Holder"}'
+                     FROM generate_series(1, %s) AS n
+                   ON CONFLICT (package_id, policy_uid) DO NOTHING""", (package, channel, f"BENCH-{name}", count))
+        item_id = conn.execute("SELECT id FROM insurance.risk_items WHERE policy_uid = 'BENCH-one-1'").fetchone()[0]
+    return {"keys": keys, "item_id": item_id}
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """utime + stime of each process, in seconds (processes that ended are left out)."""
+    found = {}
+    for pid in pids:
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / TICK
+    return found
+
+
+def backends(user: str) -> list[int]:
+    with psycopg.connect(lib.ADMIN_URL, autocommit=True) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND usename = %s AND pid <> pg_backend_pid()",
+            (lib.BENCH_DB, user))]
+
+
+def measured(name: str, url: str, headers: dict, server: lib.Server, db_user: str,
+             **run) -> tuple[lib.Load, tuple[float, float]]:
+    """wrk against url, and the CPU microseconds per request of the server and of its backends."""
+    before = cpu_seconds([server.process.pid, *backends(db_user)])
+    load = lib.wrk(name, url, headers=headers, **run)
+    after = cpu_seconds([server.process.pid, *backends(db_user)])
+    requests = max(load.rps * run["seconds"], 1)
+    app = (after.pop(server.process.pid, 0.0) - before.get(server.process.pid, 0.0)) / requests * 1e6
+    db = sum(t - before.get(pid, 0.0) for pid, t in after.items()) / requests * 1e6
+    return load, (app, db)
+
+
+def median(runs: list[lib.Load]) -> lib.Load:
+    return lib.Load(runs[0].name, statistics.median(r.rps for r in runs),
+                    statistics.median(r.p50_ms for r in runs), statistics.median(r.p99_ms for r in runs),
+                    sum(r.errors for r in runs))
+
+
+def main() -> int:
+    admin_url = lib.bench_database()
+    data = seed(admin_url)
+    env = lib.app_environ()
+    run = dict(seconds=SECONDS, connections=CONNECTIONS)
+
+    with lib.serve("bench.bare_app:app", env) as bare, lib.serve("app.asgi:app", env) as app:
+        v1 = f"{app.url}/api/gateway/v1"
+        tokens = {}
+        for name, key in data["keys"].items():
+            answer = httpx.get(f"{v1}/auth/authorize", headers={"x-api-key": key})
+            answer.raise_for_status()
+            tokens[name] = answer.json()["data"]["access_token"]
+            listed = httpx.get(f"{v1}/risk-items", headers={"Authorization": f"Bearer {tokens[name]}"})
+            assert listed.status_code == 200 and listed.json()["data"]["total"] == (1 if name == "one" else 10)
+        loads = {
+            "bare: one indexed SELECT": (f"{bare.url}/bare/risk-items/{data['item_id']}", {}, bare, "postgres"),
+            "gateway: GET /v1/auth/authorize": (f"{v1}/auth/authorize", {"x-api-key": data["keys"]["one"]},
+                                                app, "insurance_app"),
+            "gateway: GET /v1/risk-items (1)": (f"{v1}/risk-items", {"Authorization": f"Bearer {tokens['one']}"},
+                                                app, "insurance_app"),
+            "gateway: GET /v1/risk-items (10)": (f"{v1}/risk-items", {"Authorization": f"Bearer {tokens['ten']}"},
+                                                 app, "insurance_app"),
+        }
+        runs: dict[str, list[lib.Load]] = {name: [] for name in loads}
+        cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in loads}
+        for round_ in range(1, ROUNDS + 1):
+            lib.log(f"round {round_}/{ROUNDS}")
+            for name, (url, headers, server, db_user) in loads.items():
+                load, micros = measured(name, url, headers, server, db_user, **run)
+                runs[name].append(load)
+                cpu[name].append(micros)
+        bare_rss, app_rss = bare.peak_rss_mb, app.peak_rss_mb
+
+    baseline, *rows = [median(r) for r in runs.values()]
+    print(lib.table([baseline, *rows], baseline))
+    print(f"medians of {ROUNDS} alternating rounds of {SECONDS}s x {CONNECTIONS} connections; "
+          f"peak RSS: bare {bare_rss:.0f} MB, gateway {app_rss:.0f} MB")
+    print(f"{'CPU per request, median':<34} {'app us':>10} {'db us':>8} {'total':>8} {'app ratio':>10} {'total ratio':>12}")
+    costs = {name: (statistics.median(a for a, _ in v), statistics.median(d for _, d in v)) for name, v in cpu.items()}
+    bare_app, bare_db = costs[baseline.name]
+    for name, (app_us, db_us) in costs.items():
+        print(f"{name:<34} {app_us:>10.0f} {db_us:>8.0f} {app_us + db_us:>8.0f} {bare_app / app_us:>10.2f} "
+              f"{(bare_app + bare_db) / (app_us + db_us):>12.2f}")
+    judged = rows[:2]  # authorize and the one-item list: the same work as the bare SELECT
+    failed = [r.name for r in judged if r.errors or r.rps < TARGET_RATIO * baseline.rps]
+    if failed:
+        print(f"BELOW TARGET ({TARGET_RATIO} x bare, no errors): {', '.join(failed)}")
+        return 1
+    print(f"target met: authorize and GET /v1/risk-items >= {TARGET_RATIO} x bare")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Benchmark plumbing shared by the bench/*.py scripts.
+
+- `bench_database()`: a database of its own (`insurance_bench`), migrated with sqitch.
+- `serve(...)`: a real uvicorn process (uvloop, httptools) on a free port; its peak RSS.
+- `wrk(...)`: load from wrk (Debian's package, installed when missing): req/s, p50, p99.
+- `table(...)`: the figures as a plain-text table.
+
+Ratios, not absolute numbers, are what a run can be judged on: this machine is noisy, so
+every script measures its yardstick in the same run.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+BENCH_DB = os.environ.get("BENCH_DB", "insurance_bench")
+PGHOST = os.environ.get("PGHOST", "127.0.0.1")
+PGPORT = os.environ.get("PGPORT", "5432")
+ADMIN_URL = f"postgresql://postgres@{PGHOST}:{PGPORT}/{BENCH_DB}"
+APP_URL = f"postgresql://insurance_app@{PGHOST}:{PGPORT}/{BENCH_DB}"
+SECRETS = {name: f"bench-{name.lower()}-0123456789abcdef0123456789abcdef" for name in (
+    "POSTSALES_JWT_SECRET", "AUTH_SECRET", "AUTH_SECRET_V2", "AUTH_IA_SECRET", "AUTH_IA_SECRET_V2",
+    "AUTH_INTEGRATION_SECRET", "AUTH_INTEGRATION_SECRET_V2", "SERVICE_ROLE_SECRET", "OTP_HASH_SECRET")}
+
+
+def log(message: str) -> None:
+    print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+
+def bench_database(fresh: bool = False) -> str:
+    """Create (or re-create) the bench database and deploy every change; its admin URL."""
+    with psycopg.connect(f"postgresql://postgres@{PGHOST}:{PGPORT}/postgres", autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BENCH_DB,)).fetchone()
+        if exists and fresh:
+            conn.execute(f'DROP DATABASE "{BENCH_DB}" WITH (FORCE)')
+            exists = None
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{BENCH_DB}"')
+    subprocess.run(["sqitch", "deploy", "--verify", f"db:pg://postgres@{PGHOST}:{PGPORT}/{BENCH_DB}"],
+                   cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return ADMIN_URL
+
+
+def app_environ(**extra: str) -> dict[str, str]:
+    return {**os.environ, "APP_ENV": "test", "DATABASE_URL": APP_URL, "ADMIN_DATABASE_URL": ADMIN_URL,
+            "BARE_DATABASE_URL": ADMIN_URL, "LOG_LEVEL": "warning", **SECRETS, **extra}
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Peak resident memory (VmHWM) of a process and its children, in MB; the largest one."""
+    peaks = []
+    for p in [pid, *_children(pid)]:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peaks.append(int(line.split()[1]) / 1024)
+        except FileNotFoundError:
+            pass
+    return max(peaks, default=0.0)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(FileNotFoundError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found + [g for c in found for g in _children(c)]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen
+
+    @property
+    def peak_rss_mb(self) -> float:
+        return peak_rss_mb(self.process.pid)
+
+
+@contextlib.contextmanager
+def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/healthz") -> Iterator[Server]:
+    """uvicorn serving `target` (module:app) as the real deployment does."""
+    port = free_port()
+    command = [PYTHON, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port),
+               "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning",
+               "--workers", str(workers)]
+    process = subprocess.Popen(command, cwd=ROOT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{target} exited with {process.returncode}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + health, timeout=1).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{target} did not start")
+            time.sleep(0.1)
+        yield Server(url, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@dataclass
+class Load:
+    name: str
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+
+def ensure_wrk() -> str:
+    if not shutil.which("wrk"):
+        log("installing wrk (Debian package)")
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=False, env=env,
+                       stdout=subprocess.DEVNULL)
+        if not shutil.which("wrk"):
+            subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+            subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True, env=env,
+                           stdout=subprocess.DEVNULL)
+    return shutil.which("wrk") or "wrk"
+
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}
+
+
+def _ms(text: str) -> float:
+    match = re.match(r"([\d.]+)(us|ms|s|m)$", text)
+    return float(match.group(1)) * _UNITS[match.group(2)] if match else float("nan")
+
+
+def wrk(name: str, url: str, headers: dict[str, str] | None = None, seconds: int = 10,
+        connections: int = 32, threads: int = 1, script: str | None = None) -> Load:
+    """Run wrk against `url`; non-2xx answers count as errors."""
+    command = [ensure_wrk(), "-t", str(threads), "-c", str(connections), "-d", f"{seconds}s", "--latency"]
+    for key, value in (headers or {}).items():
+        command += ["-H", f"{key}: {value}"]
+    if script:
+        command += ["-s", script]
+    out = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
+    errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", out))
+    socket_errors = re.search(r"Socket errors:(.*)", out)
+    if socket_errors:
+        errors += sum(int(n) for n in re.findall(r"\d+", socket_errors.group(1)))
+    return Load(name, rps, p50, p99, errors)
+
+
+def table(rows: list[Load], baseline: Load) -> str:
+    lines = [f"{'endpoint':<34} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'ratio':>6}"]
+    for row in rows:
+        lines.append(f"{row.name:<34} {row.rps:>10.0f} {row.p50_ms:>8.2f} {row.p99_ms:>8.2f} "
+                     f"{row.errors:>7} {row.rps / baseline.rps:>6.2f}")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""Benchmark: GET /api/postsales/v1/me/risk-items against the bare yardstick, in one run.
+
+    make bench-postsales            # or: .venv/bin/python -m bench.postsales [--seconds 10]
+
+Seeds its own database (`insurance_bench_postsales`, re-created each run): 20,000 risk items
+of 10,000 holders, and one bench holder with 3 items. Then loads, in alternating rounds on
+the same machine, the bare Falcon + asyncpg endpoint (bench/bare_app.py, one indexed SELECT)
+and the real app's list route with a valid post-sales token, and prints req/s, p50 and p99
+of each (median round) and the ratio (median of the rounds' ratios: each pair of rounds ran
+back to back, so a burst of load from elsewhere skews a pair less than the totals). Goal: the list route reaches at least 0.7 of the bare throughput.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("BENCH_DB", "insurance_bench_postsales")  # not the other surfaces' database
+
+import httpx  # noqa: E402
+import psycopg  # noqa: E402
+
+from bench.lib import SECRETS, Load, app_environ, bench_database, log, serve, table, wrk  # noqa: E402
+
+GOAL = 0.7
+HOLDER = "bench.holder@example.com"
+LIST = "/api/postsales/v1/me/risk-items"
+
+
+def seed(admin_url: str) -> int:
+    """Items of many holders plus the bench holder's three; the id the bare endpoint reads."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        package_id = conn.execute(
+            "INSERT INTO insurance.packages (uid, name) VALUES ('bench-postsales', 'Bench travel') RETURNING id"
+        ).fetchone()[0]
+        conn.execute("""INSERT INTO insurance.package_variants (package_id, code, name, coverages, premium)
+                        VALUES (%s, 'travel', 'Travel', '[{"code": "BASIC", "limit": 1000}]', 19.9)""",
+                     (package_id,))
+        conn.execute("""
+            WITH items AS (
+              INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
+              SELECT %s, 'bench-' || n, 'travel',
+                     jsonb_build_object('name', 'Holder ' || n, 'phone', '+34 600 ' || n)
+                FROM generate_series(1, 20000) n
+              RETURNING id, policy_uid)
+            INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)
+            SELECT id, 'Holder', 'holder' || (split_part(policy_uid, '-', 2)::int %% 10000) || '@example.com',
+                   true, 100 FROM items""", (package_id,))
+        conn.execute("""
+            WITH items AS (
+              INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
+              SELECT %s, 'bench-holder-' || n, 'travel',
+                     '{"name": "Bench Holder", "phone": "+34 600 000 000", "email": "bench.holder@example.com"}'
+                FROM generate_series(1, 3) n
+              RETURNING id)
+            INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)
+            SELECT id, 'Bench Holder', %s, true, 100 FROM items""", (package_id, HOLDER))
+        conn.execute("ANALYZE")
+        return conn.execute("SELECT id FROM insurance.risk_items WHERE policy_uid = 'bench-holder-1'").fetchone()[0]
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def backend_pids(admin_url: str) -> list[int]:
+    with psycopg.connect(admin_url) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
+
+
+def measured(name: str, url: str, headers: dict, server, admin_url: str, seconds: int, connections: int):
+    """A wrk round, and the CPU microseconds per request of the server process and of PostgreSQL."""
+    pids = backend_pids(admin_url)
+    before = cpu_seconds(server.process.pid), sum(cpu_seconds(p) for p in pids)
+    load = wrk(name, url, headers=headers, seconds=seconds, connections=connections)
+    after = cpu_seconds(server.process.pid), sum(cpu_seconds(p) for p in pids)
+    requests = max(load.rps * seconds, 1)
+    return load, tuple(1e6 * (a - b) / requests for a, b in zip(after, before))
+
+
+def median(loads: list[Load]) -> Load:
+    """The round with the median throughput (its own p50 and p99)."""
+    ordered = sorted(loads, key=lambda load: load.rps)
+    chosen = ordered[len(ordered) // 2]
+    return Load(chosen.name, chosen.rps, chosen.p50_ms, chosen.p99_ms, sum(load.errors for load in loads))
+
+
+def holder_token() -> str:
+    from app.app import ISSUER
+    from app.tokens import TokenService
+    tokens = TokenService(SECRETS["POSTSALES_JWT_SECRET"], "postsales", 3600, issuer=f"{ISSUER}-postsales")
+    return tokens.issue(HOLDER, email=HOLDER)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=4, help="per round")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    log("deploying and seeding the bench database")
+    admin_url = bench_database(fresh=True)
+    item_id = seed(admin_url)
+    env = app_environ()
+    auth = {"Authorization": f"Bearer {holder_token()}"}
+
+    # Both servers run side by side and are loaded in alternating rounds, so that a burst of
+    # load from elsewhere on the machine hits both alike; each keeps its median round.
+    with serve("bench.bare_app:app", env) as bare, serve("app.asgi:app", env) as app:
+        check = httpx.get(app.url + LIST, headers=auth)
+        if check.status_code != 200 or len(check.json()["data"]) != 3:
+            log(f"the list route did not answer the holder's 3 items: {check.status_code} {check.text[:200]}")
+            return 1
+        targets = [("bare SELECT (bench/bare_app.py)", f"{bare.url}/bare/risk-items/{item_id}", {}, bare),
+                   ("GET /me/risk-items (3 items)", app.url + LIST, auth, app)]
+        for _, url, headers, _ in targets:
+            wrk("warm-up", url, headers=headers, seconds=2, connections=args.connections)
+        rounds: dict[str, list] = {name: [] for name, *_ in targets}
+        cpu: dict[str, list] = {name: [] for name, *_ in targets}
+        for number in range(args.rounds):
+            for name, url, headers, server in targets:
+                load, used = measured(name, url, headers, server, admin_url, args.seconds, args.connections)
+                rounds[name].append(load)
+                cpu[name].append(used)
+            log(f"round {number + 1}: " + ", ".join(f"{n} {r[-1].rps:.0f} req/s" for n, r in rounds.items()))
+        baseline, listed = (median(rounds[name]) for name, *_ in targets)
+        paired = sorted(a.rps / b.rps for b, a in zip(*rounds.values()))
+        bare_rss, app_rss = bare.peak_rss_mb, app.peak_rss_mb
+
+    print(table([baseline, listed], baseline))
+    print(f"peak RSS: bare {bare_rss:.0f} MB, app {app_rss:.0f} MB")
+    for name, used in cpu.items():  # least-disturbed round: the lowest total
+        server_us, postgres_us = min(used, key=sum)
+        print(f"CPU per request, {name}: server {server_us:.0f} us + PostgreSQL {postgres_us:.0f} us")
+    ratio = paired[len(paired) // 2]
+    print("ratio of each round (list / bare): " + ", ".join(f"{r:.2f}" for r in paired))
+    verdict = "meets" if ratio >= GOAL else "is below"
+    print(f"ratio {ratio:.2f} (median): GET /me/risk-items {verdict} the goal of {GOAL} of the bare throughput")
+    return 0 if listed.errors == 0 and baseline.errors == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

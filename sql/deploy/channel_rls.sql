@@ -1,0 +1,29 @@
+-- Deploy insurance:channel_rls to pg
+-- requires: risk_items
+-- requires: beneficiaries
+-- requires: request_claims
+-- A partner channel sees and creates only its own risk items and their beneficiaries:
+-- the channel id is the `sub` claim of its gateway token. Read once per query, not per
+-- row, through `(SELECT insurance.claim('sub'))`.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+CREATE POLICY risk_items_select_channel ON insurance.risk_items
+  FOR SELECT TO insurance_channel
+  USING (channel_id = (SELECT insurance.claim('sub'))::uuid);
+
+CREATE POLICY risk_items_insert_channel ON insurance.risk_items
+  FOR INSERT TO insurance_channel
+  WITH CHECK (channel_id = (SELECT insurance.claim('sub'))::uuid);
+
+-- Beneficiaries follow their risk item; the subquery on risk_items is itself under the
+-- channel's policy above.
+CREATE POLICY beneficiaries_select_channel ON insurance.beneficiaries
+  FOR SELECT TO insurance_channel
+  USING (EXISTS (SELECT FROM insurance.risk_items r WHERE r.id = risk_item_id));
+
+CREATE POLICY beneficiaries_insert_channel ON insurance.beneficiaries
+  FOR INSERT TO insurance_channel
+  WITH CHECK (EXISTS (SELECT FROM insurance.risk_items r WHERE r.id = risk_item_id));
+
+COMMIT;

@@ -1,0 +1,7 @@
+-- Revert insurance:channel_rls from pg
+BEGIN;
+DROP POLICY beneficiaries_insert_channel ON insurance.beneficiaries;
+DROP POLICY beneficiaries_select_channel ON insurance.beneficiaries;
+DROP POLICY risk_items_insert_channel ON insurance.risk_items;
+DROP POLICY risk_items_select_channel ON insurance.risk_items;
+COMMIT;

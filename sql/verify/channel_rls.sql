@@ -1,0 +1,10 @@
+-- Verify insurance:channel_rls on pg
+DO $$
+BEGIN
+  ASSERT (SELECT count(*) FROM pg_catalog.pg_policies
+           WHERE schemaname = 'insurance'
+             AND policyname IN ('risk_items_select_channel', 'risk_items_insert_channel',
+                                'beneficiaries_select_channel', 'beneficiaries_insert_channel')) = 4,
+         'the four channel policies are missing';
+END
+$$;

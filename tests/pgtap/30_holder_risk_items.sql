@@ -1,0 +1,52 @@
+-- Holder entry points (holder_risk_items): list, read, the PATCH allow-list, beneficiaries
+-- within post-sales scope and the sum of shares, all as insurance_holder under RLS.
+BEGIN;
+\ir helpers/holder.psql
+SELECT plan(13);
+
+
+INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-holder', 'Holder package');
+INSERT INTO insurance.package_variants (package_id, code, name, premium)
+SELECT id, v, initcap(v), 10 FROM insurance.packages, unnest(ARRAY['travel', 'home']) v WHERE uid = 'pgtap-holder';
+INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
+SELECT id, p, 'travel', '{"name": "Ann", "phone": "+34 600"}' FROM insurance.packages,
+       unnest(ARRAY['hold-a', 'hold-b']) p WHERE uid = 'pgtap-holder';
+INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share) VALUES
+  (pg_temp.item('hold-a'), 'Ann', 'ann.h@example.com', true, 60),
+  (pg_temp.item('hold-b'), 'Bob', 'bob.h@example.com', true, 100);
+
+SELECT pg_temp.as_holder('ann.h@example.com');
+SELECT is((SELECT array_agg(e ->> 'policy_uid') FROM json_array_elements(postsales.my_risk_items()) e),
+          ARRAY['hold-a'], 'my_risk_items lists only the caller''s items');
+SELECT is(postsales.risk_item(pg_temp.item('hold-a')) -> 'beneficiaries' -> 0 ->> 'email', 'ann.h@example.com',
+          'risk_item answers the item with its beneficiaries');
+SELECT throws_ok(format('SELECT postsales.risk_item(%s)', pg_temp.item('hold-b')), 'PT401', 'access denied',
+                 'another holder''s item: 401 access denied');
+SELECT throws_ok(format('SELECT postsales.risk_item_variants(%s)', pg_temp.item('hold-b')), 'PT401', 'access denied',
+                 'and no variants of it');
+SELECT is(jsonb_array_length(postsales.risk_item_variants(pg_temp.item('hold-a'))), 2,
+          'the variants of the item''s package');
+
+SELECT is(postsales.update_risk_item(pg_temp.item('hold-a'), '{"insured_subject": {"phone": "+34 611"}}')
+            -> 'insured_subject', '{"name": "Ann", "phone": "+34 611"}', 'contact data merges into the subject');
+SELECT throws_ok(format($$SELECT postsales.update_risk_item(%s, '{"insured_subject": {"name": "Eve"}, "status": "x"}')$$,
+                        pg_temp.item('hold-a')), 'PT422', NULL, 'a field outside the allow-list is 422');
+SELECT throws_ok(format($$SELECT postsales.update_risk_item(%s, '{"insured_subject": {"phone": "+34 699"}}')$$,
+                        pg_temp.item('hold-b')), 'PT401', 'access denied', 'no PATCH of another holder''s item');
+
+SELECT throws_ok(format($$SELECT postsales.add_beneficiary(%s, '{"name": "Kid", "share": 41}')$$,
+                        pg_temp.item('hold-a')), 'PT422', 'the shares of a risk item add up to at most 100',
+                 'shares above 100 in total are refused');
+SELECT is(postsales.add_beneficiary(pg_temp.item('hold-a'), '{"name": "Kid", "share": 40}') ->> 'share', '40.00',
+          'shares up to 100 are accepted');
+SELECT throws_ok(format($$SELECT postsales.add_beneficiary(%s, '{"name": "Kid", "is_holder": true}')$$,
+                        pg_temp.item('hold-a')), 'PT422', NULL, 'is_holder is not the holder''s to set');
+SELECT throws_ok(format($$SELECT postsales.remove_beneficiary(%s, b.id) FROM insurance.beneficiaries b
+                          WHERE b.email = 'ann.h@example.com'$$, pg_temp.item('hold-a')),
+                 'PT422', 'the holder cannot be removed', 'the holder cannot be removed');
+RESET ROLE;
+SELECT is((SELECT insured_subject FROM insurance.risk_items WHERE policy_uid = 'hold-a'),
+          '{"name": "Ann", "phone": "+34 611"}'::jsonb, 'the refused PATCH changed nothing');
+
+SELECT * FROM finish();
+ROLLBACK;

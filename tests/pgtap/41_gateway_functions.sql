@@ -1,0 +1,73 @@
+-- Gateway functions: authorize's refusals and context, admission (active channel, rate
+-- limit counted in the database), and the risk-item functions' domain errors.
+BEGIN;
+SELECT plan(19);
+
+INSERT INTO insurance.channels (id, name, branches, api_key_hash, ia_keys, integration_payload) VALUES
+  ('cccccccc-0000-4000-8000-000000000001', 'C', '{v1,ia/v1,integrations/v2}', public.digest('key-c', 'sha256'),
+   '{"api_key": "sk-c"}', '{"insurer_id": "INS-C", "webhooks": ["https://c.example/h"]}');
+INSERT INTO insurance.channels (id, name, api_key_hash, active, revoked_at) VALUES
+  ('dddddddd-0000-4000-8000-000000000002', 'D', public.digest('key-d', 'sha256'), false, now());
+INSERT INTO insurance.packages (uid, name) VALUES ('fn-pkg', 'Functions');
+INSERT INTO insurance.package_variants (package_id, code, name)
+  SELECT id, v, initcap(v) FROM insurance.packages, unnest(ARRAY['travel', 'home']) AS v WHERE uid = 'fn-pkg';
+
+-- authorize, as anon
+SELECT set_config('role', 'insurance_anon', true);
+SELECT is(gateway.authorize(public.digest('key-c', 'sha256'), 'v1'),
+          '{"id": "cccccccc-0000-4000-8000-000000000001", "name": "C", "branch": "v1"}'::jsonb,
+          'v1: the channel context without payloads');
+SELECT is(gateway.authorize(public.digest('key-c', 'sha256'), 'ia/v1') -> 'ia_keys', '{"api_key": "sk-c"}'::jsonb,
+          'ia: the AI keys');
+SELECT is(gateway.authorize(public.digest('key-c', 'sha256'), 'integrations/v2') -> 'integration_payload' ->> 'insurer_id',
+          'INS-C', 'integrations: the integration payload');
+SELECT throws_ok($$SELECT gateway.authorize(public.digest('nope', 'sha256'), 'v1')$$,
+                 'PT401', 'Invalid API key', 'an unknown key');
+SELECT throws_ok($$SELECT gateway.authorize(public.digest('key-d', 'sha256'), 'v1')$$,
+                 'PT403', 'channel revoked', 'a revoked channel');
+SELECT throws_ok($$SELECT gateway.authorize(public.digest('key-c', 'sha256'), 'v2')$$,
+                 'PT403', 'channel may not use this branch', 'a branch the channel may not use');
+SELECT throws_ok($$SELECT gateway.list_risk_items(0, 0, 49, NULL)$$, '42501', NULL,
+                 'anon cannot call the channel''s functions');
+RESET ROLE;
+
+-- admission, as the channel
+SELECT set_config('role', 'insurance_channel', true),
+       set_config('request.jwt.claims', '{"sub": "cccccccc-0000-4000-8000-000000000001"}', true);
+SELECT is((gateway.list_risk_items(0, 0, 49, NULL)).rate_limit, NULL, 'limit 0: nothing counted');
+SELECT is(ARRAY[(gateway.admit(2)).rate_remaining, (gateway.admit(2)).rate_remaining, (gateway.admit(2)).rate_remaining],
+          ARRAY[1, 0, -1], 'the third call of a minute with limit 2 is over it');
+SELECT is((gateway.list_risk_items(2, 0, 49, NULL)).data, NULL, 'a call over the limit does no work');
+SELECT is((gateway.admit(2)).rate_reset,
+          extract(epoch FROM date_trunc('minute', now()) + interval '1 minute')::bigint,
+          'the window ends at the next minute');
+RESET ROLE;
+UPDATE insurance.rate_limits SET window_start = window_start - interval '1 minute'
+ WHERE channel_id = 'cccccccc-0000-4000-8000-000000000001';
+SELECT set_config('role', 'insurance_channel', true);
+SELECT is((gateway.admit(2)).rate_remaining, 1, 'a new minute starts a new count');
+
+-- risk items
+SELECT is(((gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-1", "variant": "home",
+            "insured_subject": {"n": 1}, "beneficiaries": [{"name": "H", "email": "H@X.IO", "isHolder": true}]}'
+          )).data::jsonb -> 'beneficiaries' -> 0 ->> 'email'), 'h@x.io', 'create: e-mails are stored lower case');
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-1", "variant": "travel"}')$$,
+                 'PT409', 'this policy exists already in the package', 'the same policy twice in a package');
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "no-pkg", "policy_uid": "FN-2", "variant": "travel"}')$$,
+                 'PT422', 'unknown package', 'an unknown package');
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-2", "variant": "health"}')$$,
+                 'PT422', 'the package does not sell this variant', 'a variant the package does not sell');
+SELECT is((gateway.list_risk_items(0, 0, 49, 'FN-1')).data::jsonb -> 'total', '1'::jsonb, 'list: the total count');
+
+-- a revoked channel's calls stop at once
+RESET ROLE;
+UPDATE insurance.channels SET active = false, revoked_at = now() WHERE id = 'cccccccc-0000-4000-8000-000000000001';
+SELECT set_config('role', 'insurance_channel', true);
+SELECT throws_ok($$SELECT gateway.list_risk_items(0, 0, 49, NULL)$$, 'PT401', 'Invalid access token',
+                 'a revoked channel''s token is refused');
+SELECT throws_ok($$SELECT gateway.validate(0)$$, 'PT401', 'Invalid access token',
+                 'also on the validator');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

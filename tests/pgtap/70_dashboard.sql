@@ -1,0 +1,93 @@
+-- Dashboard sessions, failed-login limits and what a dashboard session may read.
+BEGIN;
+SELECT plan(25);
+
+INSERT INTO insurance.dashboard_users (email, password_hash)
+VALUES ('ops@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA');
+
+-- login_user: the hash of an active user, NULL for anyone else.
+SELECT is(dashboard.login_user('OPS@pgtap.invalid', '192.0.2.1') ->> 'passwordHash',
+          '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA', 'login_user finds the user by e-mail, any case');
+SELECT is(dashboard.login_user('nobody@pgtap.invalid', '192.0.2.1'), NULL, 'an unknown e-mail gives NULL');
+
+-- Five failures lock the e-mail out, not another one; the lockout says when to come back.
+SELECT dashboard.login_failed('ops@pgtap.invalid', '192.0.2.1') FROM generate_series(1, 4);
+SELECT lives_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1')$$, 'four failures still let a login try');
+SELECT dashboard.login_failed('ops@pgtap.invalid', '192.0.2.1');
+SELECT throws_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.9')$$, 'PT429',
+                 'too many failed logins, try again later', 'the fifth failure locks the e-mail out, from any IP');
+SELECT lives_ok($$SELECT dashboard.login_user('other@pgtap.invalid', '192.0.2.1')$$, 'another e-mail from the same IP may try');
+DO $$
+BEGIN
+  PERFORM dashboard.login_user('ops@pgtap.invalid', '192.0.2.1');
+EXCEPTION WHEN SQLSTATE 'PT429' THEN
+  DECLARE _hint text; BEGIN
+    GET STACKED DIAGNOSTICS _hint = PG_EXCEPTION_HINT;
+    CREATE TEMP TABLE _lockout AS SELECT (_hint::jsonb ->> 'retryAfter')::int AS retry_after;
+  END;
+END
+$$;
+SELECT ok((SELECT retry_after BETWEEN 1 AND 900 FROM _lockout), 'the lockout hints retryAfter in seconds');
+
+-- A window that has ended starts again from one failure.
+UPDATE insurance.dashboard_login_failures SET window_ends = now() - interval '1 second' WHERE key = 'email:ops@pgtap.invalid';
+SELECT lives_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1')$$, 'an ended window unlocks');
+SELECT dashboard.login_failed('ops@pgtap.invalid', '192.0.2.1');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 1,
+          'a failure after the window counts from one');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 6,
+          'the IP counter keeps counting in its own window');
+
+-- login_succeeded opens a session only for the hash the app verified, and clears the e-mail counter.
+SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', '$argon2id$other', '\x01'::bytea || decode(repeat('00', 31), 'hex'),
+                                                    3600, NULL, 'pgtap')$$,
+                 'PT401', 'invalid e-mail or password', 'a hash that is not the stored one opens nothing');
+SELECT is((SELECT dashboard.login_succeeded('ops@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA',
+                                            public.digest('token-1', 'sha256'), 3600, '192.0.2.1', 'pgtap')) ->> 'email',
+          'ops@pgtap.invalid', 'login_succeeded opens a session');
+SELECT is((SELECT count(*)::int FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 0,
+          'a success clears the e-mail counter');
+SELECT is((SELECT count(*)::int FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 1,
+          'but not the IP counter');
+SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', 'x', public.digest('t', 'sha256'), 10, NULL, NULL)$$,
+                 '22023', NULL, 'a session lifetime under a minute is refused');
+
+-- session_claims: live sessions only.
+SELECT is(dashboard.session_claims(public.digest('token-1', 'sha256')) ->> 'role', 'dashboard', 'a live session has claims');
+SELECT is(dashboard.session_claims(public.digest('token-2', 'sha256')), NULL, 'an unknown token has none');
+UPDATE insurance.dashboard_sessions SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 second'
+ WHERE token_hash = public.digest('token-1', 'sha256');
+SELECT is(dashboard.session_claims(public.digest('token-1', 'sha256')), NULL, 'an expired session has none');
+UPDATE insurance.dashboard_sessions SET expires_at = now() + interval '1 hour' WHERE token_hash = public.digest('token-1', 'sha256');
+SELECT ok(dashboard.logout(public.digest('token-1', 'sha256')), 'logout revokes a live session');
+SELECT is(dashboard.session_claims(public.digest('token-1', 'sha256')), NULL, 'a revoked session has none');
+
+-- What the dashboard role reads: nothing without a session's claims, everything with them.
+INSERT INTO insurance.packages (uid, name, post_sales_integration_slug) VALUES ('pgtap-dash', 'Dash', 'PROVIDER_B');
+INSERT INTO insurance.package_variants (package_id, code, name) SELECT id, 'travel', 'Travel' FROM insurance.packages WHERE uid = 'pgtap-dash';
+INSERT INTO insurance.risk_items (package_id, policy_uid, variant) SELECT id, 'PGTAP-DASH-1', 'travel' FROM insurance.packages WHERE uid = 'pgtap-dash';
+INSERT INTO insurance.integration_emissions (risk_item_id, provider, event, status, attempts, next_retry_at, error_history)
+SELECT r.id, p, 'POLICY_CREATED', 'FAILED', 2, now() + interval '1 minute', '[{"code": "OLD"}, {"code": "PROVIDER_UNAVAILABLE"}]'
+  FROM insurance.risk_items r, unnest(ARRAY['PROVIDER_A', 'PROVIDER_B', 'MAIL_PROVIDER']) p WHERE r.policy_uid = 'PGTAP-DASH-1';
+CREATE TEMP TABLE _item AS SELECT id FROM insurance.risk_items WHERE policy_uid = 'PGTAP-DASH-1';
+GRANT SELECT ON _item TO insurance_dashboard;
+
+SELECT set_config('role', 'insurance_dashboard', true), set_config('request.jwt.claims', '', true);
+SELECT is((SELECT count(*)::int FROM insurance.integration_emissions), 0, 'no claims: the dashboard role sees no emission');
+SELECT throws_ok($$SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item))$$, 'PT404', 'risk item not found',
+                 'no claims: the risk item does not exist for it');
+SELECT set_config('request.jwt.claims', '{"sub": "1", "role": "dashboard"}', true);
+SELECT is((SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item)) #>> '{emissions,0,lastError,code}'),
+          'PROVIDER_UNAVAILABLE', 'a session reads the emissions of an item, with the newest error');
+SELECT is((SELECT jsonb_array_length(dashboard.list_emissions(NULL, NULL, NULL, NULL, NULL, 100) -> 'items') >= 3), true,
+          'and lists them');
+CREATE TEMP TABLE _page1 AS SELECT dashboard.list_emissions('{FAILED}', NULL, now(), NULL, NULL, 2) AS page;
+SELECT is((SELECT jsonb_array_length(page -> 'items') FROM _page1), 2, 'a page holds at most limit items');
+SELECT is((SELECT jsonb_array_length(p.page -> 'items') || '/' || coalesce(p.page ->> 'nextCursor', 'end')
+             FROM _page1, LATERAL (SELECT dashboard.list_emissions('{FAILED}', NULL, now(), NULL,
+                                                                   (_page1.page ->> 'nextCursor')::bigint, 2) AS page) p),
+          '1/end', 'the next cursor gives the rest, and the last page has no cursor');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;
