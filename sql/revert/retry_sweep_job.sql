@@ -17,6 +17,8 @@ BEGIN
                                              'insurance-retry-sweep-' || current_database())) AS t(n bigint);
     RAISE NOTICE 'retry sweep unscheduled';
   END IF;
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE 'retry sweep not unscheduled: %', SQLERRM;
 END
 $$;
 DROP FUNCTION integrations.sweep();
