@@ -1,7 +1,8 @@
 """The command line: `python -m app <command> ...`.
 
-Each area registers its own subcommands (see `COMMAND_MODULES`); a bad argument prints one
-line on stderr and exits 2, a refused operation exits 1.
+Each area registers its own subcommands (see `COMMANDS`); a bad argument prints one line on
+stderr and exits 2, a refused operation exits 1. Only the module of the command being run is
+imported, so that `worker` does not carry the HTTP app's libraries in its memory.
 """
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ import argparse
 import importlib
 import sys
 
-# Modules with `register(subparsers)`; each subcommand sets `func(args) -> int`.
-COMMAND_MODULES = (
-    "app.commands.core",
-    "app.commands.packages",
-    "app.gateway.commands",
-    "app.sandbox.commands",
-    "app.integrations.commands",
-    "app.worker",
-    "app.commands.users",
-)
+# Command -> the module whose `register(subparsers)` adds it; each sets `func(args) -> int`.
+COMMANDS = {
+    "serve": "app.commands.core",
+    "migrate": "app.commands.core",
+    "packages": "app.commands.packages",
+    "channels": "app.gateway.commands",
+    "sandbox": "app.sandbox.commands",
+    "integrations": "app.integrations.commands",
+    "worker": "app.worker",
+    "users": "app.commands.users",
+}
 
 
 class Parser(argparse.ArgumentParser):
@@ -26,17 +28,20 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The parser for `command` alone, or for every command (help, or an unknown one)."""
     parser = Parser(prog="python -m app", description="Insurance back-end")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     subparsers.required = True
-    for name in COMMAND_MODULES:
+    modules = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
+    for name in dict.fromkeys(modules):
         importlib.import_module(name).register(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv[0] if argv else None).parse_args(argv)
     return int(args.func(args) or 0)
 
 

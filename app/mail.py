@@ -10,7 +10,6 @@ import asyncio
 from email.message import EmailMessage
 from urllib.parse import unquote, urlsplit
 
-import aiosmtplib
 import jinja2
 import structlog
 
@@ -67,6 +66,7 @@ class Mailer:
         return message
 
     async def send(self, message: EmailMessage) -> None:
+        import aiosmtplib  # on the first mail: most API processes never send one (about 3 MB)
         await aiosmtplib.send(message, **self._smtp)
 
     def send_otp_later(self, to: str, code: str, ttl_seconds: int) -> None:
@@ -77,6 +77,7 @@ class Mailer:
         task.add_done_callback(self._pending.discard)
 
     async def _send_otp(self, to: str, code: str, ttl_seconds: int) -> None:
+        import aiosmtplib
         try:
             await self.send(self.otp_message(to, code, ttl_seconds))
         except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:

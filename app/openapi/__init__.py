@@ -9,12 +9,13 @@ from pathlib import Path
 
 import falcon
 import orjson
-import yaml
 
 HERE = Path(__file__).resolve().parent
 
 
 def load() -> dict:
+    import yaml  # only when the document is first asked for: a serving process rarely is
+
     document = yaml.safe_load((HERE / "core.yaml").read_text())
     for path in sorted(HERE.glob("*.yaml")):
         if path.name == "core.yaml":
@@ -29,8 +30,10 @@ def load() -> dict:
 
 class OpenApi:
     def __init__(self) -> None:
-        self.body = orjson.dumps(load())
+        self.body: bytes | None = None
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if self.body is None:
+            self.body = orjson.dumps(load())
         resp.data = self.body
         resp.content_type = falcon.MEDIA_JSON
