@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.conftest import ROOT, child_environ, free_port, running, unique, wait_http
+from tests.conftest import ROOT, child_environ, free_port, running, unique
 
 MAX_ATTEMPTS = 3
 
@@ -50,20 +49,26 @@ class Stack:
         return httpx.get(f"{self.sandbox}/_sandbox/requests", params=params).json()["requests"]
 
 
-@pytest.fixture(scope="module")
-def stack(admin) -> Iterator[Stack]:
+@contextlib.contextmanager
+def start_stack(**settings: str) -> Iterator[Stack]:
+    """The sandbox and the API as real processes, the providers pointed at the sandbox."""
     sandbox_port, api_port = free_port(), free_port()
     sandbox = f"http://127.0.0.1:{sandbox_port}"
     api = f"http://127.0.0.1:{api_port}"
     env = child_environ(PORT=str(api_port), PUBLIC_BASE_URL=api, CHAT_WEBHOOK_URL=f"{sandbox}/chat/webhook",
-                        INTEGRATION_MAX_ATTEMPTS=str(MAX_ATTEMPTS), INTEGRATION_RETRY_BASE_SECONDS="1",
-                        INTEGRATION_RETRY_CAP_SECONDS="2", WORKER_POLL_INTERVAL="0.2",
-                        WORKER_LEASE_SECONDS="3", LOG_LEVEL="warning")
+                        WORKER_POLL_INTERVAL="0.2", LOG_LEVEL="warning", **settings)
     with running(["sandbox", "--port", str(sandbox_port)], env, f"{sandbox}/_sandbox/health"):
         subprocess.run([sys.executable, "-m", "app", "integrations", "use-sandbox", sandbox], env=env, cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
         with running(["serve", "--port", str(api_port)], env, f"{api}/healthz"):
             yield Stack(sandbox, api, env)
+
+
+@pytest.fixture(scope="module")
+def stack(admin) -> Iterator[Stack]:
+    with start_stack(INTEGRATION_MAX_ATTEMPTS=str(MAX_ATTEMPTS), INTEGRATION_RETRY_BASE_SECONDS="1",
+                     INTEGRATION_RETRY_CAP_SECONDS="2", WORKER_LEASE_SECONDS="3") as started:
+        yield started
 
 
 @pytest.fixture
