@@ -41,8 +41,9 @@ def log(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
-def bench_database(fresh: bool = False) -> str:
-    """Create (or re-create) the bench database and deploy every change; its admin URL."""
+def bench_database(fresh: bool = True) -> str:
+    """Create (or, by default, re-create: no state from an older plan) the bench database
+    and deploy every change; its admin URL."""
     with psycopg.connect(f"postgresql://postgres@{PGHOST}:{PGPORT}/postgres", autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (BENCH_DB,)).fetchone()
         if exists and fresh:

@@ -110,7 +110,7 @@ def main() -> int:
     args = parser.parse_args()
 
     log("deploying and seeding the bench database")
-    admin_url = bench_database(fresh=True)
+    admin_url = bench_database()
     item_id = seed(admin_url)
     env = app_environ()
     auth = {"Authorization": f"Bearer {holder_token()}"}

@@ -12,11 +12,11 @@ import argparse
 import json
 from urllib.parse import quote
 
-import argon2
 import httpx
 import orjson
 import psycopg
 
+from app.trpc.passwords import PASSWORD_HASHER
 from bench.lib import Load, app_environ, bench_database, log, serve, table, wrk
 
 EMAIL = "bench-ops@insurance.invalid"
@@ -28,7 +28,7 @@ def seed(admin_url: str) -> int:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute("""INSERT INTO insurance.dashboard_users (email, password_hash) VALUES (%s, %s)
                         ON CONFLICT (email) DO UPDATE SET password_hash = excluded.password_hash, active = true""",
-                     (EMAIL, argon2.PasswordHasher().hash(PASSWORD)))
+                     (EMAIL, PASSWORD_HASHER.hash(PASSWORD)))
         package = conn.execute("""INSERT INTO insurance.packages (uid, name) VALUES ('bench-trpc', 'Bench')
                                   ON CONFLICT (uid) DO UPDATE SET name = excluded.name RETURNING id""").fetchone()[0]
         conn.execute("""INSERT INTO insurance.package_variants (package_id, code, name) VALUES (%s, 'travel', 'Travel')

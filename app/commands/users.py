@@ -7,10 +7,10 @@ import getpass
 import re
 import sys
 
-import argon2
 import psycopg
 
 from app.commands import admin_connection, fail, print_json
+from app.trpc.passwords import PASSWORD_HASHER
 
 MIN_PASSWORD = 12
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -33,7 +33,7 @@ def create(args) -> int:
     password = _read_password()
     if len(password) < MIN_PASSWORD:
         fail(f"the password must have at least {MIN_PASSWORD} characters (read from standard input)", code=2)
-    password_hash = argon2.PasswordHasher().hash(password)
+    password_hash = PASSWORD_HASHER.hash(password)
     with admin_connection() as conn:
         try:
             row = conn.execute(

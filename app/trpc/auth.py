@@ -20,6 +20,7 @@ import orjson
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.trpc.passwords import PASSWORD_HASHER
 from app import db, errors
 from app.config import Config
 from app.responses import send
@@ -28,7 +29,6 @@ log = structlog.get_logger("app.trpc.auth")
 
 SESSION_COOKIE = "dashboard_session"
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
-_hasher = argon2.PasswordHasher()
 
 
 def token_hash(token: str) -> bytes:
@@ -96,12 +96,12 @@ async def session_claims(services, req: falcon.Request) -> str | None:
 
 @functools.cache
 def _dummy_hash() -> str:
-    return _hasher.hash(secrets.token_urlsafe(16))
+    return PASSWORD_HASHER.hash(secrets.token_urlsafe(16))
 
 
 def _verify(password_hash: str, password: str) -> bool:
     try:
-        return _hasher.verify(password_hash, password)
+        return PASSWORD_HASHER.verify(password_hash, password)
     except argon2.exceptions.VerificationError:
         return False
     except argon2.exceptions.InvalidHashError:
