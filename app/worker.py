@@ -34,6 +34,10 @@ from app.config import Config
 from app.db import SERVICE, Database
 from app.tokens import ISSUER, TokenService
 
+# What a database outage or restart raises: a refused connection (OSError), a server error
+# (e.g. 57P01 admin_shutdown), or a connection that closed mid-statement (InterfaceError).
+DATABASE_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+
 log = structlog.get_logger("app.worker")
 
 # Rows addressed to these API routes travel together in one POST to BATCH_PATH.
@@ -100,7 +104,7 @@ class Worker:
         try:
             self._listener = await asyncpg.connect(self.config.database_url)
             await self._listener.add_listener("outbox", self._on_notify)
-        except (OSError, asyncpg.PostgresError) as exc:
+        except DATABASE_ERRORS as exc:
             self._listener = None
             log.warning("worker_listen_failed", error=type(exc).__name__)
 
@@ -125,7 +129,7 @@ class Worker:
                 try:
                     raw = await self.db.call(SERVICE, None, "outbox.claim_batch", self.name,
                                              min(free, self.batch), self.lease_seconds)
-                except (OSError, asyncpg.PostgresError) as exc:
+                except DATABASE_ERRORS as exc:
                     log.warning("worker_claim_failed", error=type(exc).__name__)
                     await self._sleep(self.poll_interval)
                     continue
@@ -227,22 +231,28 @@ class Worker:
             except asyncio.TimeoutError:
                 pass
             self._results_ready.clear()
-            await self._flush()
+            if not await self._flush():
+                await asyncio.sleep(0.5)  # the database is away: do not spin on it
 
-    async def _flush(self) -> None:
+    async def _flush(self) -> bool:
+        """Record the delivered rows; False when the database could not be reached."""
         if not self._results:
-            return
+            return True
         results, self._results = self._results, []
         try:
             await self.db.call(SERVICE, None, "outbox.record_deliveries", self.name,
                                orjson.dumps(results).decode())
             self.delivered += len(results)
+            return True
         except asyncio.CancelledError:
             self._results = results + self._results  # recorded by the last flush at shutdown
             raise
-        except (OSError, asyncpg.PostgresError) as exc:
-            # Not recorded: the leases expire and the rows are delivered again (at least once).
+        except DATABASE_ERRORS as exc:
+            # Kept for the next flush (a restarting database is back in seconds); should this
+            # worker die first, the leases expire and the rows are delivered again.
+            self._results = results + self._results
             log.warning("worker_record_failed", error=type(exc).__name__, rows=len(results))
+            return False
 
     async def _drain(self) -> None:
         """Finish what is in flight (up to the grace period); give back the rest."""
@@ -256,7 +266,7 @@ class Worker:
             await asyncio.gather(*pending, return_exceptions=True)
             try:
                 await self.db.call(SERVICE, None, "outbox.release", self.name, ids)
-            except (OSError, asyncpg.PostgresError):
+            except DATABASE_ERRORS:
                 pass  # the leases expire instead
             log.info("worker_released", rows=len(ids))
 

@@ -56,4 +56,8 @@ psql_admin -d "${CRON_DATABASE:-postgres}" -c \
 export APP_ENV=test
 export DATABASE_URL=postgresql://insurance_app@$PGHOST:$PGPORT/$DB
 export ADMIN_DATABASE_URL=$ADMIN_URL
-.venv/bin/pytest "$@"
+.venv/bin/pytest -m "not restarts_postgres" "$@"
+if [ $# -eq 0 ]; then
+  say "reliability: PostgreSQL restarts in the middle of a batch"
+  .venv/bin/pytest -m restarts_postgres
+fi

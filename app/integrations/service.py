@@ -18,6 +18,7 @@ import os
 import socket
 from typing import Any
 
+import asyncpg
 import orjson
 import structlog
 
@@ -29,6 +30,9 @@ log = structlog.get_logger("app.integrations")
 
 # How long a claim on a key lasts: longer than one provider call with its timeouts.
 CLAIM_LEASE_SECONDS = 120
+# A restarting database refuses connections, ends sessions (class 57) or drops them mid-call.
+DATABASE_AWAY = (OSError, asyncpg.InterfaceError, asyncpg.exceptions.OperatorInterventionError)
+RECORD_RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds; PostgreSQL restarts in a few
 CLAIMED_BY = f"{socket.gethostname()}:{os.getpid()}"
 
 # Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY): a few busy
@@ -81,11 +85,9 @@ async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any
     recorded: list[dict[str, Any]] = []
     if claimed:
         results = await asyncio.gather(*(_orchestrate(services, b) for b in claimed))
-        raw = await services.db.call(
-            SERVICE, None, "integrations.record_batch",
-            orjson.dumps([{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
-                           "outcome": r.as_json()} for b, r in zip(claimed, results)]).decode(),
-            emission_options(services.config))
+        raw = await _record(services, orjson.dumps(
+            [{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
+              "outcome": r.as_json()} for b, r in zip(claimed, results)]).decode())
         recorded = orjson.loads(raw)
         for data in recorded:
             log.info("emission", risk_item_id=data["riskItemId"], provider=data["provider"],
@@ -95,6 +97,21 @@ async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any
     for b in begun:
         out.append(answer(next(done)) if b.get("claimed") else b if "refused" in b else answer(b))
     return out
+
+
+async def _record(services, outcomes: str) -> str:
+    """integrations.record_batch, tried again while the database restarts: the providers have
+    answered, and an outcome dropped here would wait for the claim's lease to be asked again."""
+    for delay in (*RECORD_RETRY_DELAYS, None):
+        try:
+            return await services.db.call(SERVICE, None, "integrations.record_batch", outcomes,
+                                          emission_options(services.config))
+        except DATABASE_AWAY as exc:
+            if delay is None:
+                raise
+            log.warning("emission_record_retry", error=type(exc).__name__, in_seconds=delay)
+            await asyncio.sleep(delay)
+    raise AssertionError("unreachable")
 
 
 async def _orchestrate(services, begun: dict[str, Any]) -> OrchestratorResult:
