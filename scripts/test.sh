@@ -56,8 +56,10 @@ psql_admin -d "${CRON_DATABASE:-postgres}" -c \
 export APP_ENV=test
 export DATABASE_URL=postgresql://insurance_app@$PGHOST:$PGPORT/$DB
 export ADMIN_DATABASE_URL=$ADMIN_URL
-.venv/bin/pytest -m "not restarts_postgres" "$@"
 if [ $# -eq 0 ]; then
+  # Alone and first: it restarts the cluster, which no other test's connections would survive.
   say "reliability: PostgreSQL restarts in the middle of a batch"
   .venv/bin/pytest -m restarts_postgres
+  say "pytest: the rest"
 fi
+.venv/bin/pytest -m "not restarts_postgres" "$@"

@@ -1,7 +1,7 @@
 """Reliability: PostgreSQL restarts in the middle of a batch; nothing is lost or issued twice.
 
 It restarts the cluster, so it runs in a pytest invocation of its own (marker
-`restarts_postgres`, run last by scripts/test.sh): the session's other connections would not
+`restarts_postgres`, run first and alone by scripts/test.sh): the session's other connections would not
 survive it. It needs root (pg_ctlcluster), as on CI and `make test` machines.
 """
 from __future__ import annotations
