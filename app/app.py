@@ -16,7 +16,7 @@ from app.db import Database
 from app.mail import Mailer
 from app.middleware import Lifespan, RequestId
 from app.orchestrator.service import Orchestrator
-from app.tokens import ISSUER, TokenService
+from app.tokens import ISSUER, TokenService, service_tokens
 
 log = structlog.get_logger("app")
 
@@ -58,8 +58,7 @@ def build_services(config: Config) -> Services:
                                  config.gateway_jwt_expiration, issuer=f"{ISSUER}-gateway")
             for branch, secret in GATEWAY_BRANCHES.items()
         },
-        service_tokens=TokenService(config.secret("SERVICE_ROLE_SECRET"), "service", 3600,
-                                    issuer=f"{ISSUER}-service"),
+        service_tokens=service_tokens(config.secret("SERVICE_ROLE_SECRET")),
         lifespan=Lifespan(db, on_startup=[orchestrator.start], on_shutdown=[orchestrator.close]),
         orchestrator=orchestrator,
         mailer=Mailer.from_config(config),

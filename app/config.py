@@ -87,7 +87,6 @@ class Config:
     mail_from: str = "Insurance <no-reply@insurance.invalid>"
     rate_limit_per_minute: int = 0
     chat_webhook_url: str = ""
-    queue_token: str = ""
     integration_max_attempts: int = 8
     integration_retry_base_seconds: int = 60
     integration_retry_cap_seconds: int = 6 * 3600
@@ -153,7 +152,6 @@ class Config:
             mail_from=env.get("MAIL_FROM", cls.mail_from),
             rate_limit_per_minute=_int(env, "RATE_LIMIT_PER_MINUTE", 0),
             chat_webhook_url=env.get("CHAT_WEBHOOK_URL", ""),
-            queue_token=env.get("QUEUE_TOKEN", ""),
             integration_max_attempts=_int(env, "INTEGRATION_MAX_ATTEMPTS", 8, 1),
             integration_retry_base_seconds=_int(env, "INTEGRATION_RETRY_BASE_SECONDS", 60, 1),
             integration_retry_cap_seconds=_int(env, "INTEGRATION_RETRY_CAP_SECONDS", 6 * 3600, 1),

@@ -16,7 +16,9 @@ login's own privileges would apply).
 """
 from __future__ import annotations
 
+import os
 import re
+import socket
 from typing import Any
 
 import asyncpg
@@ -30,6 +32,9 @@ HOLDER = "insurance_holder"
 CHANNEL = "insurance_channel"
 SERVICE = "insurance_service"
 DASHBOARD = "insurance_dashboard"
+
+# Who holds a claim or a lease (emission keys, outbox rows): host and process.
+PROCESS_NAME = f"{socket.gethostname()}:{os.getpid()}"
 
 _FUNCTION_NAME = re.compile(r"^[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*$")
 

@@ -59,6 +59,12 @@ class VerifiedToken:
         self.expires_at = float(claims["exp"])
 
 
+def service_tokens(secret: str) -> TokenService:
+    """The service-role bearer of /api/integrations/*: the worker issues it, the app verifies it,
+    so both must build it alike."""
+    return TokenService(secret, "service", 3600, issuer=f"{ISSUER}-service")
+
+
 class TokenService:
     """Issues and verifies the tokens of one surface or branch."""
 

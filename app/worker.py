@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
-import socket
 import time
 from typing import Any
 
@@ -31,8 +29,8 @@ import orjson
 import structlog
 
 from app.config import Config
-from app.db import SERVICE, Database
-from app.tokens import ISSUER, TokenService
+from app.db import PROCESS_NAME, SERVICE, Database
+from app.tokens import service_tokens
 
 # What a database outage or restart raises: a refused connection (OSError), a server error
 # (e.g. 57P01 admin_shutdown), or a connection that closed mid-statement (InterfaceError).
@@ -62,7 +60,7 @@ class Worker:
                  poll_interval: float = 1.0, lease_seconds: int = 60, grace_seconds: float = 20.0,
                  dispatch_batch: int = 25) -> None:
         self.config = config
-        self.name = f"{socket.gethostname()}:{os.getpid()}"
+        self.name = PROCESS_NAME
         self.concurrency = concurrency
         self.batch = batch
         self.dispatch_batch = max(1, dispatch_batch)
@@ -70,8 +68,7 @@ class Worker:
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
         self.db = Database(config.database_url, 1, 3)
-        self.tokens = TokenService(config.secret("SERVICE_ROLE_SECRET"), "service", 3600,
-                                   issuer=f"{ISSUER}-service")
+        self.tokens = service_tokens(config.secret("SERVICE_ROLE_SECRET"))
         self._token: tuple[str, float] = ("", 0.0)
         self._wake = asyncio.Event()
         self._stopping = asyncio.Event()

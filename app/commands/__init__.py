@@ -1,6 +1,8 @@
 """Subcommands of `python -m app` that belong to no single surface."""
 from __future__ import annotations
 
+import argparse
+import re
 import sys
 from contextlib import contextmanager
 from typing import Iterator
@@ -39,3 +41,24 @@ def admin_connection(config: Config | None = None) -> Iterator[psycopg.Connectio
         fail(f"cannot connect to the database: {str(exc).splitlines()[0]}")
     with conn:
         yield conn
+
+
+# Argument types shared by the subcommands (argparse turns the error into exit 2).
+_SLUG = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+
+
+def slug_arg(value: str) -> str:
+    """A provider slug, upper-cased: provider_a -> PROVIDER_A."""
+    if not _SLUG.match(value.upper()):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a provider slug such as PROVIDER_A")
+    return value.upper()
+
+
+def json_object_arg(value: str) -> dict:
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        raise argparse.ArgumentTypeError("not valid JSON") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return parsed

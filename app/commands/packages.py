@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import psycopg
 
-from app.commands import admin_connection, fail, print_json
+from app.commands import admin_connection, fail, print_json, slug_arg
 
 VARIANTS = ("travel", "health", "home", "lifestyle")
 
@@ -41,13 +41,6 @@ def list_packages(args) -> int:
     return 0
 
 
-def _slug(value: str) -> str:
-    import argparse
-    if not value.replace("_", "").isalnum() or not value[:1].isalpha():
-        raise argparse.ArgumentTypeError(f"{value!r} is not a provider slug such as PROVIDER_A")
-    return value.upper()
-
-
 def register(subparsers) -> None:
     packages = subparsers.add_parser("packages", help="manage packages").add_subparsers(
         dest="action", metavar="ACTION")
@@ -57,8 +50,8 @@ def register(subparsers) -> None:
     p.add_argument("--name", required=True)
     p.add_argument("--variant", action="append", choices=VARIANTS, metavar="CODE",
                    help=f"a product variant ({', '.join(VARIANTS)}); repeatable")
-    p.add_argument("--sales-integration", type=_slug, metavar="SLUG")
-    p.add_argument("--post-sales-integration", type=_slug, metavar="SLUG")
+    p.add_argument("--sales-integration", type=slug_arg, metavar="SLUG")
+    p.add_argument("--post-sales-integration", type=slug_arg, metavar="SLUG")
     p.set_defaults(func=create)
     p = packages.add_parser("list", help="list packages")
     p.set_defaults(func=list_packages)

@@ -10,7 +10,7 @@ import secrets
 
 import orjson
 
-from app.commands import admin_connection, fail, print_json
+from app.commands import admin_connection, fail, json_object_arg, print_json
 
 BRANCHES = ("v1", "v2", "ia/v1", "ia/v2", "integrations/v1", "integrations/v2")
 API_KEY_PREFIX = "ik_"
@@ -19,16 +19,6 @@ API_KEY_PREFIX = "ik_"
 def new_api_key() -> tuple[str, bytes]:
     key = API_KEY_PREFIX + secrets.token_urlsafe(32)
     return key, hashlib.sha256(key.encode()).digest()
-
-
-def _json_object(value: str) -> dict:
-    try:
-        parsed = orjson.loads(value)
-    except orjson.JSONDecodeError:
-        raise argparse.ArgumentTypeError("not valid JSON") from None
-    if not isinstance(parsed, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object")
-    return parsed
 
 
 def create(args) -> int:
@@ -96,8 +86,8 @@ def register(subparsers) -> None:
     p.add_argument("--name", required=True)
     p.add_argument("--branch", action="append", choices=BRANCHES,
                    help="a gateway branch the channel may use; repeatable (default v1)")
-    p.add_argument("--ia-keys", type=_json_object, metavar="JSON", help="AI service keys (ia branches)")
-    p.add_argument("--integration-payload", type=_json_object, metavar="JSON",
+    p.add_argument("--ia-keys", type=json_object_arg, metavar="JSON", help="AI service keys (ia branches)")
+    p.add_argument("--integration-payload", type=json_object_arg, metavar="JSON",
                    help="webhooks and insurer_id (integrations branches)")
     p.set_defaults(func=create)
     p = channels.add_parser("list", help="list channels (never their keys)")

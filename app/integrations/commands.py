@@ -9,17 +9,7 @@ import re
 
 import orjson
 
-from app.commands import admin_connection, print_json
-from app.gateway.commands import _json_object as _auth_config  # a JSON object argument
-
-_SLUG = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
-
-
-def _slug(value: str) -> str:
-    if not _SLUG.match(value.upper()):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a provider slug such as PROVIDER_A")
-    return value.upper()
-
+from app.commands import admin_connection, json_object_arg, print_json, slug_arg
 
 def _url(value: str) -> str:
     if not re.match(r"^https?://[^\s/]+", value):
@@ -59,8 +49,8 @@ def register(subparsers) -> None:
         dest="action", metavar="ACTION")
     integrations.required = True
     p = integrations.add_parser("set", help="create or replace a provider's auth_config")
-    p.add_argument("slug", type=_slug, metavar="SLUG")
-    p.add_argument("--auth-config", type=_auth_config, required=True, metavar="JSON")
+    p.add_argument("slug", type=slug_arg, metavar="SLUG")
+    p.add_argument("--auth-config", type=json_object_arg, required=True, metavar="JSON")
     p.set_defaults(func=set_config)
     p = integrations.add_parser("show", help="list providers (credentials masked)")
     p.set_defaults(func=show)

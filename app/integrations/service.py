@@ -14,15 +14,13 @@ transactions serve many emissions.
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
 from typing import Any
 
 import asyncpg
 import orjson
 import structlog
 
-from app.db import SERVICE
+from app.db import PROCESS_NAME, SERVICE
 from app.orchestrator.contract import MAPPING_ERROR, OrchestratorResult
 from app.orchestrator.model import MappingError, StandardRiskItem
 
@@ -33,7 +31,7 @@ CLAIM_LEASE_SECONDS = 120
 # A restarting database refuses connections, ends sessions (class 57) or drops them mid-call.
 DATABASE_AWAY = (OSError, asyncpg.InterfaceError, asyncpg.exceptions.OperatorInterventionError)
 RECORD_RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds; PostgreSQL restarts in a few
-CLAIMED_BY = f"{socket.gethostname()}:{os.getpid()}"
+CLAIMED_BY = PROCESS_NAME
 
 # Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY): a few busy
 # keep-alive connections serve the sandbox's rate; more only add scheduling work
@@ -42,7 +40,6 @@ _provider_slots: asyncio.Semaphore | None = None
 
 # Events of the emissions this service starts itself.
 SALES_DISPATCH = "SALES_DISPATCH"      # risk item insert -> /dispatch (package.sales_integration_slug)
-POST_SALES = "POST_SALES"              # /post-sales (package.post_sales_integration_slug)
 
 
 def emission_options(config) -> str:

@@ -111,7 +111,6 @@ class InsuranceAdapter:
     """Base of the adapters: `emit(item, ctx) -> EmissionResponse`."""
 
     slug: ClassVar[str]
-    issues_policies: ClassVar[bool] = True
 
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:

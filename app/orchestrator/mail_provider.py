@@ -89,7 +89,6 @@ class ClientCredentials:
 
 class MailProvider(InsuranceAdapter):
     slug = "MAIL_PROVIDER"
-    issues_policies = False
 
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:

@@ -102,9 +102,7 @@ def _dummy_hash() -> str:
 def _verify(password_hash: str, password: str) -> bool:
     try:
         return PASSWORD_HASHER.verify(password_hash, password)
-    except argon2.exceptions.VerificationError:
-        return False
-    except argon2.exceptions.InvalidHashError:
+    except (argon2.exceptions.VerificationError, argon2.exceptions.InvalidHashError):
         return False
 
 

@@ -28,8 +28,16 @@ SELECT is((SELECT array_agg(body) FROM outbox.http_requests WHERE url = '/api/in
           'a POLICY_CREATED order enqueues /dispatch-v2 {order_id}; other events do not');
 
 -- A partner channel inserts items but cannot write the outbox: the trigger crosses for it.
-SELECT ok((SELECT prosecdef FROM pg_proc WHERE proname = 'enqueue_risk_item_dispatch'),
-          'the risk item trigger runs as its owner');
+INSERT INTO insurance.channels (id, name, api_key_hash)
+  VALUES ('6363cccc-0000-4000-8000-000000000063', 'pgtap-63', public.digest('pgtap-63-key', 'sha256'));
+SELECT set_config('role', 'insurance_channel', true),
+       set_config('request.jwt.claims', '{"sub": "6363cccc-0000-4000-8000-000000000063"}', true);
+INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant)
+  SELECT id, '6363cccc-0000-4000-8000-000000000063', 'pgtap-63-channel', 'travel'
+    FROM insurance.packages WHERE uid = 'pgtap-63';
+RESET ROLE;
+SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE body #>> '{record,policy_uid}' = 'pgtap-63-channel'), 1,
+          'an item a partner channel inserts is dispatched too (the trigger runs as its owner)');
 
 SELECT * FROM finish();
 ROLLBACK;

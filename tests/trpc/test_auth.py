@@ -134,7 +134,8 @@ async def test_an_expired_session_is_unauthorized(client, session, admin):
 
 async def test_a_deactivated_user_loses_the_session(client, session, admin):
     admin.execute("UPDATE insurance.dashboard_users SET active = false WHERE id = %s", (session["id"],))
-    assert (await client.simulate_get(LIST, headers=session["headers"])).status_code == 401
+    resp = await client.simulate_get(LIST, headers=session["headers"])
+    assert resp.status_code == 401 and resp.json == UNAUTHORIZED
 
 
 @pytest.mark.parametrize("headers", [
