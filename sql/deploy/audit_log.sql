@@ -1,0 +1,42 @@
+-- Deploy insurance:audit_log to pg
+-- requires: schemas
+-- Who did what when. Every mutation an operator makes (back-office page, tRPC, command line)
+-- writes one row, in the same transaction as the mutation, through insurance.record_audit().
+-- Append-only: no role may update or delete a row; retention is a DBA decision.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+CREATE TABLE insurance.audit_log (
+  id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  at      timestamptz NOT NULL DEFAULT now(),
+  actor   text NOT NULL CHECK (actor <> ''),      -- 'dashboard:<email>', 'cli:<os user>'
+  action  text NOT NULL CHECK (action ~ '^[a-z][a-z_]*\.[a-z][a-zA-Z_]*$'),  -- 'emissions.retry'
+  targets jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(targets) = 'array'),
+  result  text NOT NULL CHECK (result <> ''),     -- 'ok', or the stable error code
+  details jsonb CHECK (details IS NULL OR jsonb_typeof(details) = 'object')
+);
+-- The back-office reads the newest first, in keyset pages.
+CREATE INDEX audit_log_at_idx ON insurance.audit_log (at DESC, id DESC);
+COMMENT ON TABLE insurance.audit_log IS 'Append-only record of operator mutations (actor, action, targets, time, result)';
+
+ALTER TABLE insurance.audit_log ENABLE ROW LEVEL SECURITY;
+CREATE POLICY audit_log_select_dashboard ON insurance.audit_log FOR SELECT TO insurance_dashboard
+  USING (true);
+GRANT SELECT ON insurance.audit_log TO insurance_dashboard;
+
+-- record_audit: append one row; called inside the mutating function's transaction, so the
+-- row exists exactly when the mutation does. Not SECURITY DEFINER: its callers are the
+-- owner's own SECURITY DEFINER entry points and the operator's command line.
+CREATE FUNCTION insurance.record_audit(_actor text, _action text, _targets jsonb,
+                                       _result text DEFAULT 'ok', _details jsonb DEFAULT NULL)
+RETURNS bigint
+LANGUAGE sql
+SET search_path = ''
+AS $$
+  INSERT INTO insurance.audit_log (actor, action, targets, result, details)
+  VALUES (_actor, _action, coalesce(_targets, '[]'), _result, _details)
+  RETURNING id
+$$;
+REVOKE EXECUTE ON FUNCTION insurance.record_audit(text, text, jsonb, text, jsonb) FROM PUBLIC;
+
+COMMIT;
