@@ -14,7 +14,7 @@ from app import errors, health, openapi
 from app.config import Config
 from app.db import Database
 from app.mail import Mailer
-from app.middleware import Lifespan, RequestId
+from app.middleware import AccessLog, Lifespan, Observe
 from app.orchestrator.service import Orchestrator
 from app.tokens import ISSUER, TokenService, service_tokens
 
@@ -73,7 +73,9 @@ def create_app(config: Config | None = None, services: Services | None = None) -
         log.warning("ephemeral_secrets", names=list(config.generated_secrets),
                     reason="not set in the environment; tokens die with this process")
 
-    app = falcon.asgi.App(middleware=[services.lifespan, RequestId()])
+    from app.metrics import RequestMetrics
+    access_log = AccessLog() if config.log_level in ("debug", "info") else None
+    app = falcon.asgi.App(middleware=[services.lifespan, Observe(RequestMetrics(), access_log)])
     json_handler = falcon.media.JSONHandler(dumps=orjson.dumps, loads=orjson.loads)
     app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
@@ -86,6 +88,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/healthz", health.Health())
     app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
     app.add_route("/openapi.json", openapi.OpenApi())
+    app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips))
 
     # Each surface adds its own routes; imported here so that a surface is one package.
     from app import gateway, integrations, postsales, trpc

@@ -53,12 +53,14 @@ async def wait_event(event: asyncio.Event, seconds: float) -> None:
 BATCHED_PATHS = frozenset({"/api/integrations/dispatch", "/api/integrations/dispatch-v2",
                            "/api/integrations/retry"})
 BATCH_PATH = "/api/integrations/dispatch-batch"
+# Answers after which outbox.record_deliveries puts a row back in the queue (with no answer and 5xx).
+RETRIED_STATUSES = frozenset({408, 409, 425, 429})
 
 
 class Worker:
     def __init__(self, config: Config, concurrency: int = 64, batch: int = 100,
                  poll_interval: float = 1.0, lease_seconds: int = 60, grace_seconds: float = 20.0,
-                 dispatch_batch: int = 25) -> None:
+                 dispatch_batch: int = 25, metrics_port: int = 0, metrics_host: str = "127.0.0.1") -> None:
         self.config = config
         self.name = PROCESS_NAME
         self.concurrency = concurrency
@@ -77,6 +79,9 @@ class Worker:
         self._results_ready = asyncio.Event()
         self._listener: asyncpg.Connection | None = None
         self.delivered = 0
+        self.metrics_port = metrics_port
+        self.metrics_host = metrics_host
+        self._deliveries = self._claim_size = None
 
     # -- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:
@@ -85,7 +90,23 @@ class Worker:
         self._stopping.set()
         self._wake.set()
 
+    def _serve_metrics(self) -> None:
+        """/metrics on metrics_port (a thread of prometheus-client's), when one is given."""
+        from prometheus_client import start_http_server
+
+        from app.metrics import worker_metrics
+        self._deliveries, self._claim_size = worker_metrics(lambda: len(self._inflight))
+        start_http_server(self.metrics_port, addr=self.metrics_host)
+        log.info("worker_metrics", url=f"http://{self.metrics_host}:{self.metrics_port}/metrics")
+
+    def _count(self, status: int | None) -> None:
+        if self._deliveries is not None:
+            final = status is not None and status < 500 and status not in RETRIED_STATUSES
+            self._deliveries.labels("retry" if not final else "ok" if status < 400 else "rejected").inc()
+
     async def run(self) -> None:
+        if self.metrics_port:
+            self._serve_metrics()
         await self.db.open()
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         timeout = httpx.Timeout(self.config.http_read_timeout, connect=self.config.http_connect_timeout)
@@ -152,6 +173,8 @@ class Worker:
                     for row in chunk:
                         self._inflight[row["id"]] = task
                 claimed = len(data["requests"])
+                if self._claim_size is not None:
+                    self._claim_size.observe(claimed)
                 if data["nextDueAt"] is not None:
                     self._schedule_wake(data["nextDueAt"])
             if claimed and claimed == min(free, self.batch) and len(self._inflight) < self.concurrency:
@@ -193,6 +216,7 @@ class Worker:
         except Exception as exc:  # a bad row must not stop the worker
             error = f"{type(exc).__name__}"
         self._results.append({"id": row["id"], "status": status, "error": error})
+        self._count(status)
         self._inflight.pop(row["id"], None)
         if len(self._results) >= 32:
             self._results_ready.set()
@@ -224,6 +248,7 @@ class Worker:
         for row in rows:
             status, error = outcome.get(row["id"], (None, "missing from the batch answer"))
             self._results.append({"id": row["id"], "status": status, "error": error})
+            self._count(status)
             self._inflight.pop(row["id"], None)
         self._results_ready.set()
         if len(self._inflight) <= self.concurrency // 2:
@@ -282,7 +307,9 @@ def worker(args) -> int:
     w = Worker(config, concurrency=args.concurrency or config.worker_concurrency,
                batch=args.batch, poll_interval=args.poll_interval or config.worker_poll_interval,
                lease_seconds=args.lease_seconds or config.worker_lease_seconds,
-               dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch)
+               dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch,
+               metrics_port=args.metrics_port if args.metrics_port is not None else config.worker_metrics_port,
+               metrics_host=args.metrics_host)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -309,4 +336,7 @@ def register(subparsers) -> None:
     p.add_argument("--lease-seconds", type=int,
                    help="how long a claimed row is ours; a dead worker's rows come back after it "
                         "(WORKER_LEASE_SECONDS, 60)")
+    p.add_argument("--metrics-port", type=int,
+                   help="serve /metrics (Prometheus) on this port (WORKER_METRICS_PORT; default none)")
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of /metrics (default 127.0.0.1)")
     p.set_defaults(func=worker)

@@ -25,6 +25,7 @@ import structlog
 
 from app.config import Config
 from app.db import SERVICE, Database
+from app.metrics import observe_provider_call
 from app.orchestrator.base import InsuranceAdapter, ProviderCallFailed, ProviderNotConfigured
 from app.orchestrator.contract import (
     INTERNAL_ORCHESTRATOR_ERROR, MAPPING_ERROR, PROVIDER_AUTH_FAILED, PROVIDER_NOT_CONFIGURED,
@@ -150,7 +151,9 @@ class Orchestrator:
                       error=type(exc).__name__, at=_where(exc))
             result = _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the orchestrator failed ({type(exc).__name__})", False))
-        elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+        elapsed = time.perf_counter() - started
+        observe_provider_call(slug, "SUCCESS" if result.ok else (result.code or "FAILED"), elapsed)
+        elapsed_ms = round(elapsed * 1000, 1)
         if result.ok:
             log.debug("emission_succeeded", provider=slug, uid=item.uid, external_id=result.external_id,
                       ms=elapsed_ms)
