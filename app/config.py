@@ -180,5 +180,5 @@ class Config:
                 o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
             metrics_allowed_ips=metrics_networks,
             worker_metrics_port=_int(env, "WORKER_METRICS_PORT", 0),
-            sandbox_smtp_port=_int(env, "SANDBOX_SMTP_PORT", 1025, 1),
+            sandbox_smtp_port=_int(env, "SANDBOX_SMTP_PORT", 1025, 0),
         )
