@@ -91,7 +91,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips))
 
     # Each surface adds its own routes; imported here so that a surface is one package.
-    from app import gateway, integrations, postsales, trpc
-    for surface in (postsales, gateway, integrations, trpc):
+    from app import backoffice, gateway, integrations, postsales, trpc
+    for surface in (postsales, gateway, integrations, trpc, backoffice):
         surface.add_routes(app, services)
     return app
