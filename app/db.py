@@ -70,6 +70,17 @@ def _encode_json(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
+class Identity:
+    """Who a call runs as: a surface role and the claims (JSON text) that SQL reads through
+    insurance.claim(). The credential hooks of app/auth.py put one on `req.context.identity`."""
+
+    __slots__ = ("role", "claims_json")
+
+    def __init__(self, role: str, claims_json: str | None) -> None:
+        self.role = role
+        self.claims_json = claims_json
+
+
 class Database:
     """Calls SQL functions by name as a given role; holds no SQL text of its own."""
 
@@ -113,6 +124,10 @@ class Database:
         if sql is None:
             sql = self._sql[key] = _call_sql(function, len(args))
         return await self.pool.fetchval(sql, role, claims or "", *args)
+
+    def call_as(self, identity: Identity, function: str, *args: Any):
+        """`call` as the identity a credential hook verified (its role and claims)."""
+        return self.call(identity.role, identity.claims_json, function, *args)
 
     async def ping(self) -> list[str]:
         """Names of the deployed sqitch changes of this project (also proves the database answers)."""

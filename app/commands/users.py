@@ -10,7 +10,7 @@ import sys
 import psycopg
 
 from app.commands import admin_connection, fail, print_json
-from app.trpc.passwords import PASSWORD_HASHER
+from app.dashboard.passwords import PASSWORD_HASHER
 
 MIN_PASSWORD = 12
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

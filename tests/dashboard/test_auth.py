@@ -13,7 +13,7 @@ import pytest
 from app.app import create_app
 from app.config import Config
 from tests.conftest import ROOT, child_environ, unique
-from tests.trpc.conftest import PASSWORD, login, session_row
+from tests.dashboard.conftest import PASSWORD, login, session_row
 
 LIST = "/api/trpc/integrationEmissions.list"
 UNAUTHORIZED = {"error": {"message": "A valid dashboard session is required", "code": -32001,
