@@ -12,9 +12,10 @@ import structlog
 
 from app import errors, health, openapi
 from app.config import Config
-from app.db import Database
+from app.db import CHANNEL, HOLDER, Database
 from app.mail import Mailer
 from app.middleware import AccessLog, Lifespan, Observe
+from app.orchestrator.pipeline import Pipeline
 from app.orchestrator.service import Orchestrator
 from app.tokens import ISSUER, TokenService, service_tokens
 
@@ -42,6 +43,7 @@ class Services:
     service_tokens: TokenService
     lifespan: Lifespan
     orchestrator: Orchestrator
+    pipeline: Pipeline
     mailer: Mailer | None = None
 
 
@@ -52,17 +54,30 @@ def build_services(config: Config) -> Services:
         config=config,
         db=db,
         postsales_tokens=TokenService(config.secret("POSTSALES_JWT_SECRET"), "postsales",
-                                      config.postsales_jwt_expiration, issuer=f"{ISSUER}-postsales"),
+                                      config.postsales_jwt_expiration, issuer=f"{ISSUER}-postsales",
+                                      role=HOLDER, string_claims=("email",)),
         gateway_tokens={
             branch: TokenService(config.secret(secret), f"gateway/{branch}",
-                                 config.gateway_jwt_expiration, issuer=f"{ISSUER}-gateway")
+                                 config.gateway_jwt_expiration, issuer=f"{ISSUER}-gateway", role=CHANNEL)
             for branch, secret in GATEWAY_BRANCHES.items()
         },
         service_tokens=service_tokens(config.secret("SERVICE_ROLE_SECRET")),
         lifespan=Lifespan(db, on_startup=[orchestrator.start], on_shutdown=[orchestrator.close]),
         orchestrator=orchestrator,
+        pipeline=Pipeline(config, db, orchestrator),
         mailer=Mailer.from_config(config),
     )
+
+
+def _point_the_way(services: Services) -> None:
+    """Tell a caller with a token of another branch or surface where it belongs, and a gateway
+    caller with an API key where to exchange it (app/tokens.py)."""
+    known = {f"gateway/{branch}": (tokens, f"/api/gateway/{branch}") for branch, tokens in services.gateway_tokens.items()}
+    known["postsales"] = (services.postsales_tokens, "/api/postsales/v1")
+    for branch, tokens in services.gateway_tokens.items():
+        tokens.authorize_path = f"/api/gateway/{branch}/auth/authorize"
+    for audience, (tokens, _) in known.items():
+        tokens.siblings = {a: k for a, k in known.items() if a != audience}
 
 
 def create_app(config: Config | None = None, services: Services | None = None) -> falcon.asgi.App:
@@ -81,6 +96,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     app.req_options.strip_url_path_trailing_slash = True
 
+    _point_the_way(services)
     app.set_error_serializer(errors.serialize_http_error)
     app.add_error_handler(asyncpg.PostgresError, errors.handle_database_error)
     app.add_error_handler(Exception, errors.handle_unexpected)
@@ -91,7 +107,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips))
 
     # Each surface adds its own routes; imported here so that a surface is one package.
-    from app import backoffice, gateway, integrations, postsales, trpc
-    for surface in (postsales, gateway, integrations, trpc, backoffice):
+    from app import dashboard, gateway, integrations, postsales
+    for surface in (postsales, gateway, integrations, dashboard):
         surface.add_routes(app, services)
+    app.add_error_handler(falcon.HTTPRouteNotFound, errors.RouteNotFound(app))
     return app

@@ -14,6 +14,7 @@ from typing import Any
 import jwt
 import orjson
 
+from app.db import SERVICE, Identity
 from app.errors import ApiError
 
 ALGORITHM = "HS256"
@@ -48,34 +49,43 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
-class VerifiedToken:
-    """Claims of a verified token, and the same claims as JSON text for SQL."""
+class VerifiedToken(Identity):
+    """Claims of a verified token, and the identity SQL runs as (the role of the token's
+    surface, the same claims as JSON text). Cached with the token, so a request that
+    presents a known token allocates nothing for its identity."""
 
-    __slots__ = ("claims", "claims_json", "expires_at")
+    __slots__ = ("claims", "expires_at")
 
-    def __init__(self, claims: dict[str, Any]) -> None:
+    def __init__(self, claims: dict[str, Any], role: str | None = None) -> None:
+        super().__init__(role, orjson.dumps(claims).decode())
         self.claims = claims
-        self.claims_json = orjson.dumps(claims).decode()
         self.expires_at = float(claims["exp"])
 
 
 def service_tokens(secret: str) -> TokenService:
     """The service-role bearer of /api/integrations/*: the worker issues it, the app verifies it,
     so both must build it alike."""
-    return TokenService(secret, "service", 3600, issuer=f"{ISSUER}-service")
+    return TokenService(secret, "service", 3600, issuer=f"{ISSUER}-service", role=SERVICE)
 
 
 class TokenService:
     """Issues and verifies the tokens of one surface or branch."""
 
     def __init__(self, secret: str, audience: str, lifetime: int, issuer: str = ISSUER,
-                 cache_size: int = 10_000) -> None:
+                 cache_size: int = 10_000, role: str | None = None,
+                 string_claims: tuple[str, ...] = ()) -> None:
         self._secret = secret
+        self.role = role  # the database role its bearers call SQL as
+        self.string_claims = string_claims  # claims a token must carry as strings (post-sales: email)
         self.audience = audience
         self.issuer = issuer
         self.lifetime = lifetime
         self._cache: dict[str, VerifiedToken] = {}
         self._cache_size = cache_size
+        # Where a caller went wrong: the sibling services whose tokens it may present by
+        # mistake ({audience: (service, URL prefix)}), and where this one's tokens are issued.
+        self.siblings: dict[str, tuple["TokenService", str]] = {}
+        self.authorize_path: str | None = None
 
     def issue(self, subject: str, **claims: Any) -> str:
         now = int(time.time())
@@ -100,12 +110,29 @@ class TokenService:
         except jwt.ExpiredSignatureError:
             raise expired_token() from None
         except jwt.PyJWTError:
-            raise invalid_token() from None
-        verified = VerifiedToken(claims)
+            raise self._misdirected(token) or invalid_token() from None
+        if not all(isinstance(claims.get(name), str) for name in self.string_claims):
+            raise invalid_token()
+        verified = VerifiedToken(claims, self.role)
         if len(self._cache) >= self._cache_size:
             self._cache.clear()  # cheap bound; a full cache refills from hot tokens at once
         self._cache[token] = verified
         return verified
+
+    def _misdirected(self, token: str) -> TokenError | None:
+        """A genuine token of a sibling (another gateway branch, another surface): the 401
+        then says where it belongs. Only what that sibling's secret verifies is believed."""
+        try:
+            audience = jwt.decode(token, options={"verify_signature": False}).get("aud")
+            sibling, prefix = self.siblings[audience]
+            sibling.verify(token)
+        except (jwt.PyJWTError, KeyError, TypeError, TokenError):
+            return None
+        error = invalid_token()
+        error.details = {"hint": f"this token belongs to {audience}: call the routes under {prefix} with it, "
+                                 f"or get a token for this one from its authorize route",
+                         "belongsTo": audience, "prefix": prefix}
+        return error
 
     def verify_header(self, authorization: str | None) -> VerifiedToken:
         return self.verify(bearer_token(authorization))

@@ -73,3 +73,31 @@ def test_serve_with_two_processes_counts_every_request_once():
             for _ in range(4):
                 text = http.get("/metrics", headers={"Connection": "close"}).text
                 assert value(text, "insurance_http_requests_total", route="/healthz") == before + 60
+
+
+WORKER_FAMILIES = {"insurance_worker_deliveries", "insurance_worker_inflight", "insurance_worker_claim_batch_size"}
+
+
+async def test_the_alert_rules_and_the_dashboard_name_only_metrics_that_exist(client):
+    """deploy/: every insurance_* name in the alert rules and the Grafana dashboard is one the
+    API's scrape or the worker's serves (a renamed metric would silence an alert)."""
+    import json
+    import re
+
+    import yaml
+
+    from tests.conftest import ROOT
+    text = (await client.simulate_get("/metrics")).text
+    served = {family.name for family in text_string_to_metric_families(text)} | WORKER_FAMILIES
+    rules = yaml.safe_load((ROOT / "deploy/prometheus/alerts.yml").read_text())
+    exprs = [rule["expr"] for group in rules["groups"] for rule in group["rules"]]
+    dashboard = json.loads((ROOT / "deploy/grafana/insurance-backend.json").read_text())
+    exprs += [t["expr"] for panel in dashboard["panels"] for t in panel["targets"]]
+    assert len(exprs) > 10
+    for expr in exprs:
+        for name in re.findall(r"insurance_[a-z_]+", expr):
+            family = re.sub(r"_(total|bucket|sum|count)$", "", name)
+            assert family in served, f"{name} in {expr!r} is not a metric the service exposes"
+    titles = {rule["alert"] for group in rules["groups"] for rule in group["rules"]}
+    assert {"InsuranceOutboxBackingUp", "InsuranceOutboxDeadLetters", "InsuranceEmissionsAbandoned",
+            "InsuranceRetrySweepStopped"} <= titles

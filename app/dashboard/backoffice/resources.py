@@ -21,7 +21,7 @@ import jinja2
 import orjson
 
 from app import db, errors
-from app.trpc import auth
+from app.dashboard import auth
 
 HERE = Path(__file__).resolve().parent
 STATUSES = ("FAILED", "ABANDONED", "SUCCESS")
@@ -73,13 +73,13 @@ class Pages:
 
     # -- plumbing ---------------------------------------------------------------------------
 
-    async def _session(self, req: falcon.Request) -> tuple[str, dict]:
-        """(claims JSON, claims) of the live session, or a redirect to the login page."""
-        claims = await auth.session_claims(self.services, req)
-        if not claims:
+    async def _session(self, req: falcon.Request) -> tuple[db.Identity, dict]:
+        """(identity, claims) of the live session, or a redirect to the login page."""
+        identity = await auth.session_identity(self.services.db, req)
+        if identity is None:
             target = req.relative_uri if req.method == "GET" else "/backoffice/emissions"
             raise falcon.HTTPSeeOther(f"/backoffice/login?next={quote(target, safe='')}")
-        return claims, orjson.loads(claims)
+        return identity, orjson.loads(identity.claims_json)
 
     def _render(self, resp: falcon.Response, template: str, req: falcon.Request, user: dict | None,
                 status: int = 200, **context: Any) -> None:
@@ -95,8 +95,8 @@ class Pages:
             user=user, csrf=csrf_token(token) if token and user else "", path=req.path,
             notice=req.get_param("notice"), **context)
 
-    async def _call(self, claims: str, function: str, *args: Any) -> Any:
-        return orjson.loads(await self.services.db.call(db.DASHBOARD, claims, function, *args))
+    async def _call(self, identity: db.Identity, function: str, *args: Any) -> Any:
+        return orjson.loads(await self.services.db.call_as(identity, function, *args))
 
     async def _form(self, req: falcon.Request) -> dict[str, Any]:
         """The POSTed form, after the CSRF token and the origin are checked (403 otherwise)."""
@@ -120,9 +120,9 @@ class Pages:
         raise falcon.HTTPSeeOther("/backoffice/emissions")
 
     async def on_get_login(self, req, resp) -> None:
-        claims = await auth.session_claims(self.services, req)
+        identity = await auth.session_identity(self.services.db, req)
         target = _local(req.get_param("next"), "/backoffice/emissions")
-        if claims:
+        if identity:
             raise falcon.HTTPSeeOther(target)
         self._render(resp, "login.html", req, None, next=target)
 
@@ -175,7 +175,7 @@ class Pages:
         self._render(resp, "audit.html", req, user, page=page,
                      next_url=f"/backoffice/audit?cursor={page['nextCursor']}" if page["nextCursor"] else None)
 
-    async def _found(self, claims: str, function: str, *args: Any) -> Any:
+    async def _found(self, claims: db.Identity, function: str, *args: Any) -> Any:
         """The function's answer, or None for PT404 (and for an id that cannot exist)."""
         if None in args:
             return None
@@ -209,7 +209,7 @@ class Pages:
 
 
 class Static:
-    """The page's own CSS and script (no CDN): files of app/backoffice/static, by name."""
+    """The page's own CSS and script (no CDN): files of app/dashboard/backoffice/static, by name."""
 
     TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 

@@ -7,7 +7,7 @@ import re
 import orjson
 import pytest
 
-from app.backoffice.resources import csrf_token
+from app.dashboard.backoffice.resources import csrf_token
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def add_routes(app, services) -> None:
-    from app.backoffice import resources as r
+    from app.dashboard.backoffice import resources as r
 
     pages = r.Pages(services)
     app.add_route("/backoffice", pages, suffix="home")
