@@ -4,8 +4,7 @@ from __future__ import annotations
 import psycopg
 
 from app.commands import admin_connection, fail, print_json, slug_arg
-
-VARIANTS = ("travel", "health", "home", "lifestyle")
+from app.orchestrator.model import VARIANTS
 
 
 def create(args) -> int:

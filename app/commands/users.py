@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import re
 import sys
 
 import psycopg
 
 from app.commands import admin_connection, fail, print_json
 from app.trpc.passwords import PASSWORD_HASHER
+from app.validation import EMAIL_MAX_LENGTH, EMAIL_PATTERN
 
 MIN_PASSWORD = 12
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _email(value: str) -> str:
-    if not _EMAIL.match(value) or len(value) > 254:
+    if not EMAIL_PATTERN.fullmatch(value) or len(value) > EMAIL_MAX_LENGTH:
         raise argparse.ArgumentTypeError(f"{value!r} is not an e-mail address")
     return value.lower()
 

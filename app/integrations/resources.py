@@ -17,24 +17,7 @@ from app.db import HOLDER, SERVICE
 from app.errors import ApiError, bad_request
 from app.integrations import service
 from app.responses import send
-
-
-async def _body(req: falcon.Request) -> dict[str, Any]:
-    try:
-        body = await req.get_media()
-    except falcon.MediaMalformedError:
-        raise bad_request("the body is not valid JSON", "MALFORMED_JSON") from None
-    except falcon.MediaNotFoundError:
-        body = None
-    if not isinstance(body, dict):
-        raise bad_request("the body must be a JSON object")
-    return body
-
-
-def _id(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
-        raise bad_request(f"{name} must be a positive integer", details={"field": name})
-    return value
+from app.validation import json_object, positive_id as _id
 
 
 def _send(resp: falcon.Response, data: dict[str, Any]) -> None:
@@ -52,6 +35,9 @@ class _Service:
 
     def authorize(self, req: falcon.Request) -> None:
         self.services.service_tokens.verify_header(req.get_header("Authorization"))
+
+    async def body(self, req: falcon.Request) -> dict[str, Any]:
+        return await json_object(req, self.services.config.max_body_bytes)
 
 
 def dispatch_spec(body: dict[str, Any]) -> dict[str, Any]:
@@ -100,7 +86,7 @@ class SingleEmission(_Service):
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         self.authorize(req)
-        [data] = await _run_specs(self.services, [self.spec(await _body(req))])
+        [data] = await _run_specs(self.services, [self.spec(await self.body(req))])
         if "refused" in data:
             refused = data["refused"]
             raise ApiError(refused["status"], refused["code"], refused["message"])
@@ -114,7 +100,7 @@ class DispatchBatch(_Service):
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         self.authorize(req)
-        body = await _body(req)
+        body = await self.body(req)
         requests = body.get("requests")
         if not isinstance(requests, list) or not 0 < len(requests) <= MAX_BATCH:
             raise bad_request(f"requests must be a list of 1 to {MAX_BATCH} deliveries", details={"field": "requests"})
@@ -123,7 +109,8 @@ class DispatchBatch(_Service):
         for one in requests:
             result: dict[str, Any] = {"id": one.get("id") if isinstance(one, dict) else None}
             try:
-                if not isinstance(one, dict) or one.get("path") not in SPECS or not isinstance(one.get("body"), dict):
+                path = one.get("path") if isinstance(one, dict) else None
+                if not isinstance(path, str) or path not in SPECS or not isinstance(one.get("body"), dict):
                     raise bad_request(f"each request needs a path among {sorted(SPECS)} and an object body")
                 specs.append(SPECS[one["path"]](one["body"]))
             except ApiError as exc:
@@ -154,7 +141,7 @@ class PostSales:
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         token = self.services.postsales_tokens.verify_header(req.get_header("Authorization"))
-        body = await _body(req)
+        body = await json_object(req, self.services.config.max_body_bytes)
         begun = await service.begin(self.services, "integrations.begin_post_sales_emission",
                                     _id(body.get("id"), "id"), role=HOLDER, claims=token.claims_json)
         _send(resp, await service.run_claimed(self.services, begun))
