@@ -143,8 +143,8 @@ def check_text(text: str, field: str | tuple) -> str:
 
 async def read_json(req: falcon.Request, limit: int) -> Any:
     """The request's JSON body (any value), capped and checked. Call it after the credential check."""
-    media_type = (req.content_type or "").split(";", 1)[0].strip().lower()
-    if media_type != "application/json":
+    media_type = (req.content_type or "application/json").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":  # no Content-Type at all is read as JSON
         raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "the body must be application/json")
     return parse_json(await read_body(req, limit))
 
