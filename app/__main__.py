@@ -19,6 +19,7 @@ COMMANDS = {
     "sandbox": "app.sandbox.commands",
     "integrations": "app.integrations.commands",
     "worker": "app.worker",
+    "outbox": "app.commands.outbox",
     "users": "app.commands.users",
 }
 

@@ -87,7 +87,7 @@ MAX_BATCH = 500
 async def _run_specs(services, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     begun = orjson.loads(await services.db.call(
         SERVICE, None, "integrations.begin_batch", orjson.dumps(specs).decode(),
-        service.CLAIMED_BY, service.CLAIM_LEASE_SECONDS))
+        service.CLAIMED_BY, service.claim_lease_seconds(services.config)))
     return await service.run_batch(services, begun)
 
 
@@ -157,4 +157,15 @@ class PostSales:
         body = await _body(req)
         begun = await service.begin(self.services, "integrations.begin_post_sales_emission",
                                     _id(body.get("id"), "id"), role=HOLDER, claims=token.claims_json)
-        _send(resp, await service.run_claimed(self.services, begun))
+        _send(resp, holder_view(await service.run_claimed(self.services, begun)))
+
+
+def holder_view(data: dict[str, Any]) -> dict[str, Any]:
+    """A holder sees a failure's code and a generic message, never the provider's own text
+    (operators read it in error_history)."""
+    error = data.get("error")
+    if error:
+        data = {**data, "error": {"code": error.get("code"), "message": (
+            "The insurer could not take the request yet; it will be retried." if data.get("status") == "FAILED"
+            else "The insurer did not take the request.")}}
+    return data

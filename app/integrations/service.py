@@ -21,13 +21,15 @@ import orjson
 import structlog
 
 from app.db import PROCESS_NAME, SERVICE
-from app.orchestrator.contract import MAPPING_ERROR, OrchestratorResult
+from app.orchestrator.contract import MAPPING_ERROR, PROVIDER_TIMEOUT, OrchestratorResult
 from app.orchestrator.model import MappingError, StandardRiskItem
 
 log = structlog.get_logger("app.integrations")
 
-# How long a claim on a key lasts: longer than one provider call with its timeouts.
-CLAIM_LEASE_SECONDS = 120
+# A claim on a key outlives the provider call's total deadline (HTTP_TOTAL_TIMEOUT, which
+# starts when the key is claimed) by this margin, which covers recording the outcome while
+# PostgreSQL restarts (RECORD_RETRY_DELAYS): no second caller can take a key in flight.
+CLAIM_LEASE_MARGIN_SECONDS = 60
 # A restarting database refuses connections, ends sessions (class 57) or drops them mid-call.
 DATABASE_AWAY = (OSError, asyncpg.InterfaceError, asyncpg.exceptions.OperatorInterventionError)
 RECORD_RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds; PostgreSQL restarts in a few
@@ -40,6 +42,11 @@ _provider_slots: asyncio.Semaphore | None = None
 
 # Events of the emissions this service starts itself.
 SALES_DISPATCH = "SALES_DISPATCH"      # risk item insert -> /dispatch (package.sales_integration_slug)
+
+
+def claim_lease_seconds(config) -> int:
+    """How long a claim on a key lasts (begin_* lease_seconds)."""
+    return int(config.http_total_timeout) + CLAIM_LEASE_MARGIN_SECONDS
 
 
 def emission_options(config) -> str:
@@ -70,7 +77,7 @@ def answer(data: dict[str, Any]) -> dict[str, Any]:
 
 async def begin(services, function: str, *args: Any, role: str = SERVICE, claims: str | None = None) -> dict:
     """Claim a key through one of the integrations.begin_* functions."""
-    raw = await services.db.call(role, claims, function, *args, CLAIMED_BY, CLAIM_LEASE_SECONDS)
+    raw = await services.db.call(role, claims, function, *args, CLAIMED_BY, claim_lease_seconds(services.config))
     return orjson.loads(raw)
 
 
@@ -81,10 +88,15 @@ async def run_batch(services, begun: list[dict[str, Any]]) -> list[dict[str, Any
     claimed = [b for b in begun if b.get("claimed")]
     recorded: list[dict[str, Any]] = []
     if claimed:
-        results = await asyncio.gather(*(_orchestrate(services, b) for b in claimed))
-        raw = await _record(services, orjson.dumps(
-            [{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
-              "outcome": r.as_json()} for b, r in zip(claimed, results)]).decode())
+        # The total deadline of each provider call starts now, when its key was just claimed.
+        deadline = asyncio.get_running_loop().time() + services.config.http_total_timeout
+        results = await asyncio.gather(*(_orchestrate(services, b, deadline) for b in claimed))
+        outcomes = [{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
+                     "outcome": r.as_json()} for b, r in zip(claimed, results)]
+        raw = orjson.dumps(outcomes)
+        if b"\\u0000" in raw:  # PostgreSQL's jsonb refuses NUL (22P05): drop it, rarely needed
+            raw = orjson.dumps(_without_nul(outcomes))
+        raw = await _record(services, raw.decode())
         recorded = orjson.loads(raw)
         for data in recorded:
             log.info("emission", risk_item_id=data["riskItemId"], provider=data["provider"],
@@ -111,8 +123,20 @@ async def _record(services, outcomes: str) -> str:
     raise AssertionError("unreachable")
 
 
-async def _orchestrate(services, begun: dict[str, Any]) -> OrchestratorResult:
-    """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim)."""
+def _without_nul(value: Any) -> Any:
+    """A copy of a JSON value without NUL characters in its strings and keys."""
+    if isinstance(value, str):
+        return value.replace("\0", "")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
+
+
+async def _orchestrate(services, begun: dict[str, Any], deadline: float) -> OrchestratorResult:
+    """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim),
+    within the total deadline: waiting for a slot, token refreshes and the call itself."""
     try:
         item = StandardRiskItem.from_json(begun["item"])
     except MappingError as exc:
@@ -121,9 +145,18 @@ async def _orchestrate(services, begun: dict[str, Any]) -> OrchestratorResult:
     global _provider_slots
     if _provider_slots is None:
         _provider_slots = asyncio.Semaphore(services.config.integration_provider_concurrency)
-    async with _provider_slots:
-        return await services.orchestrator.orchestrate_insurance_emission(
-            begun["provider"], item, begun["idempotencyKey"])
+    try:
+        async with asyncio.timeout_at(deadline):
+            async with _provider_slots:
+                return await services.orchestrator.orchestrate_insurance_emission(
+                    begun["provider"], item, begun["idempotencyKey"])
+    except TimeoutError:
+        log.warning("emission_deadline", provider=begun["provider"], risk_item_id=begun["riskItemId"],
+                    seconds=services.config.http_total_timeout)
+        return OrchestratorResult(
+            status="FAILED", provider=begun["provider"], code=PROVIDER_TIMEOUT, retryable=True,
+            message=f"{begun['provider']} gave no complete answer within {services.config.http_total_timeout:g} s "
+                    "(HTTP_TOTAL_TIMEOUT)")
 
 
 async def run_claimed(services, begun: dict[str, Any]) -> dict[str, Any]:

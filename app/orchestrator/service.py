@@ -150,6 +150,9 @@ class Orchestrator:
                       error=type(exc).__name__, at=_where(exc))
             result = _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the orchestrator failed ({type(exc).__name__})", False))
+        if result.retry_after is not None and not 0 <= result.retry_after <= self.config.integration_retry_cap_seconds:
+            result = dataclasses.replace(result, retry_after=min(max(result.retry_after, 0.0),
+                                                                 float(self.config.integration_retry_cap_seconds)))
         elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
         if result.ok:
             log.debug("emission_succeeded", provider=slug, uid=item.uid, external_id=result.external_id,

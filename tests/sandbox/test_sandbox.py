@@ -1,6 +1,7 @@
 """The provider sandbox over HTTP: strict like a real provider, recording, failing on demand."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import httpx
@@ -168,5 +169,6 @@ def test_a_client_that_hangs_up_is_no_longer_in_flight(http):
     http.post("/_sandbox/faults", json={"provider": "PROVIDER_A", "timeout": 3}).raise_for_status()
     with httpx.Client(base_url=http.base_url, timeout=0.5) as impatient, pytest.raises(httpx.TimeoutException):
         post_a(impatient, travel_policy(), key)
+    time.sleep(0.3)  # the sandbox learns of the hang-up a moment later (a real retry waits its backoff)
     assert post_a(http, travel_policy(), key).status_code == 201, "the retry, while the first still sleeps"
     assert http.get("/_sandbox/stats").json()["maxInFlightPerKey"]["PROVIDER_A"] == 1
