@@ -149,7 +149,7 @@ async def _orchestrate(services, begun: dict[str, Any], deadline: float) -> Orch
         async with asyncio.timeout_at(deadline):
             async with _provider_slots:
                 return await services.orchestrator.orchestrate_insurance_emission(
-                    begun["provider"], item, begun["idempotencyKey"])
+                    begun["provider"], item, begun["idempotencyKey"], deadline)
     except TimeoutError:
         log.warning("emission_deadline", provider=begun["provider"], risk_item_id=begun["riskItemId"],
                     seconds=services.config.http_total_timeout)

@@ -6,6 +6,7 @@ orchestrator owns. `emit()` returns an `EmissionResponse`; it never reads the da
 """
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import functools
 import re
@@ -22,6 +23,7 @@ from app.orchestrator.contract import (
 from app.orchestrator.model import StandardRiskItem
 
 MASK = "***"
+DEADLINE_MARGIN_SECONDS = 0.05
 # A provider's answer is read up to this size; a bigger one is MALFORMED_RESPONSE (a success
 # we cannot store) or an error explained by its status alone.
 MAX_ANSWER_BYTES = 1024 * 1024
@@ -194,11 +196,18 @@ class InsuranceAdapter:
         (`url` parsed once by the adapter where it can: httpx's URL parsing is not cheap)."""
         headers = {**headers, "Idempotency-Key": ctx.idempotency_key, "Content-Type": "application/json"}
         payload = {"method": "POST", "url": str(url), "headers": mask(headers), "body": mask(body)}
+        request = self.http.build_request("POST", url, content=orjson.dumps(body), headers=headers)
         try:
-            response, too_big = await send_capped(self.http, self.http.build_request(
-                "POST", url, content=orjson.dumps(body), headers=headers))
+            if ctx.deadline is None:
+                response, too_big = await send_capped(self.http, request)
+            else:  # a little before the caller's own deadline, so that the payload is kept
+                async with asyncio.timeout_at(ctx.deadline - DEADLINE_MARGIN_SECONDS):
+                    response, too_big = await send_capped(self.http, request)
         except httpx.HTTPError as exc:
             return failure(transport_error(exc, self.slug), payload)
+        except TimeoutError:
+            return failure(EmissionError(PROVIDER_TIMEOUT, f"{self.slug} gave no complete answer within the "
+                                                           "total deadline (HTTP_TOTAL_TIMEOUT)", True), payload)
         if not response.is_success:
             return failure(status_error(response, self.slug), payload)
         if too_big:

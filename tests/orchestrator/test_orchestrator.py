@@ -198,6 +198,18 @@ async def test_a_success_we_cannot_read_or_too_big_is_malformed(body, item_of, o
     assert len(result.message) < 300
 
 
+async def test_a_trickling_answer_ends_at_the_total_deadline(item_of, orchestrator, sbx):
+    """Each byte comes well within the read timeout; only the total deadline ends the call."""
+    item = await item_of("travel")
+    sbx.fault(provider="PROVIDER_A", trickle=5)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key(), deadline=started + 1.0)
+    assert loop.time() - started < 1.5
+    assert (result.code, result.retryable) == (contract.PROVIDER_TIMEOUT, True)
+    assert result.request_payload["headers"]["X-Api-Key"] == "***", "the masked request is kept for operators"
+
+
 async def test_a_connection_reset_is_retryable(item_of, orchestrator, sbx):
     item = await item_of("travel")
     sbx.fault(provider="PROVIDER_A", reset=True)
