@@ -304,14 +304,14 @@ class Worker:
 
 
 def worker(args) -> int:
-    from app.commands import config_or_exit
+    from app.cli import config_or_exit
     from app.logging import configure
 
     config = config_or_exit()
     configure(config.log_level)
     if not config.development and "SERVICE_ROLE_SECRET" in config.generated_secrets:
         # A secret of its own would make the API refuse every delivery of this worker.
-        from app.commands import fail
+        from app.cli import fail
         fail("SERVICE_ROLE_SECRET is not set: a worker outside development needs the API's own", code=2)
     w = Worker(config, concurrency=args.concurrency or config.worker_concurrency,
                batch=args.batch, poll_interval=args.poll_interval or config.worker_poll_interval,

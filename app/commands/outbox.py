@@ -1,15 +1,14 @@
 """`outbox list [--dead] [--limit N]` and `outbox retry ID... | --all-dead`: the operator's
 view of the outbox and its dead letters (rows that failed OUTBOX_MAX_ATTEMPTS times).
 
-Both call SQL functions (outbox.list_requests, outbox.retry_requests); a retry writes an
-audit row (outbox.retry) as `cli:<os user>`.
+Both call SQL functions (outbox.list_requests, outbox.retry_requests); a retry writes its
+audit row (outbox.retry) naming the actor.
 """
 from __future__ import annotations
 
 import argparse
-import getpass
 
-from app.commands import admin_connection, fail, print_json
+from app.cli import add_actor, actor, admin, fail, print_json
 
 
 def _positive(value: str) -> int:
@@ -19,18 +18,14 @@ def _positive(value: str) -> int:
 
 
 def list_rows(args) -> int:
-    with admin_connection() as conn:
-        rows = conn.execute("SELECT outbox.list_requests(%s, %s) AS r", (args.dead, args.limit)).fetchone()["r"]
-    print_json(rows)
+    print_json(admin("outbox.list_requests", args.dead, args.limit))
     return 0
 
 
 def retry(args) -> int:
     if not args.ids and not args.all_dead:
         fail("give outbox row ids or --all-dead", code=2)
-    with admin_connection() as conn:
-        out = conn.execute("SELECT outbox.retry_requests(%s, %s, %s) AS r",
-                           (f"cli:{getpass.getuser()}", args.ids, args.all_dead)).fetchone()["r"]
+    out = admin("outbox.retry_requests", actor(args), args.ids, args.all_dead)
     print_json(out)
     return 1 if any(r["result"] == "not_found" for r in out) else 0
 
@@ -45,4 +40,5 @@ def register(subparsers) -> None:
     q = sub.add_parser("retry", help="put rows back in the queue, due now, attempts from 0 (audited)")
     q.add_argument("ids", nargs="*", type=_positive, metavar="ID")
     q.add_argument("--all-dead", action="store_true", help="every dead letter")
+    add_actor(q)
     q.set_defaults(func=retry)

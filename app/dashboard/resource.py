@@ -15,12 +15,13 @@ import structlog
 from pydantic import ValidationError
 
 from app import errors
-from app.trpc import auth
-from app.trpc.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
+from app.db import Identity
+from app.dashboard import auth
+from app.dashboard.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
                                is_superjson, result_item, stream_head)
-from app.trpc.router import PROCEDURES, Context, Procedure
+from app.dashboard.router import PROCEDURES, Context, Procedure
 
-log = structlog.get_logger("app.trpc")
+log = structlog.get_logger("app.dashboard")
 
 MAX_BATCH = 50
 MAX_BODY = 1024 * 1024
@@ -195,7 +196,7 @@ class Trpc(auth.Preflight):
                 resp.set_header("Allow", METHODS[procedure.type])
                 raise TrpcError("METHOD_NOT_SUPPORTED",
                                 f'Unsupported {req.method}-request to {procedure.type} procedure at path "{call.path}"')
-            claims = await session.claims()
+            identity = await session.identity()
             if procedure.type == "mutation" and not auth.origin_allowed(req, self.origins):
                 raise TrpcError("FORBIDDEN", "Mutations are refused from this origin")
             if call.input_error is not None:
@@ -207,7 +208,7 @@ class Trpc(auth.Preflight):
                 params = procedure.input.model_validate(value)
             except ValidationError as exc:
                 raise _validation_error(exc) from None
-            return await procedure.run(Context(self.services, claims), params), None
+            return await procedure.run(Context(self.services, identity), params), None
         except TrpcError as error:
             return None, error
         except Exception as exc:  # answered in the envelope, logged with the request id
@@ -228,10 +229,10 @@ class _Session:
         self.services = services
         self.req = req
 
-    async def claims(self) -> str:
+    async def identity(self) -> Identity:
         if self._lookup is None:
-            self._lookup = asyncio.ensure_future(auth.session_claims(self.services, self.req))
-        claims = await self._lookup
-        if not claims:
+            self._lookup = asyncio.ensure_future(auth.session_identity(self.services.db, self.req))
+        identity = await self._lookup
+        if identity is None:
             raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
-        return claims
+        return identity
