@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from typing import TYPE_CHECKING, Annotated, Any
 
 import orjson
@@ -177,6 +178,16 @@ def path_id(raw: str, field: str) -> int:
     if not raw.isascii() or not raw.isdigit() or len(raw) > 19 or not 0 < int(raw) <= MAX_BIGINT:
         raise invalid(field, "must be a positive integer id")
     return int(raw)
+
+
+def item_ref(raw: str, field: str) -> tuple[int | None, uuid.UUID | None]:
+    """A risk item named in the path by its integer id or its uid: (id, None) or (None, uid)."""
+    if raw.isascii() and raw.isdigit():
+        return path_id(raw, field), None
+    try:
+        return None, uuid.UUID(raw)
+    except ValueError:
+        raise invalid(field, "must be the item's uid or its integer id") from None
 
 
 def positive_id(value: Any, field: str) -> int:
