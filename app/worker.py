@@ -18,10 +18,15 @@ outbox batch protocol, and each row still gets its own outcome:
 (up to a grace period), record it, and give back what could not finish. A worker killed
 outright loses nothing: its leases expire and another worker delivers the rows again (the
 endpoints are idempotent on the emission key).
+
+A 401 or 403 from the service's own API means this worker holds the wrong SERVICE_ROLE_SECRET:
+a configuration error, never a delivery. The row stays in the queue (with its backoff) for a
+worker that holds the right one, and dies after OUTBOX_MAX_ATTEMPTS like any failing row.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import signal
 import time
@@ -55,6 +60,12 @@ async def wait_event(event: asyncio.Event, seconds: float) -> None:
 
 # The header by which a row names the url that may take it with others (not sent on).
 BATCH_HEADER = "X-Outbox-Batch"
+# Answers of our own API that say this worker's credentials are wrong.
+CONFIG_ERROR_STATUSES = frozenset({401, 403})
+# Delivery results (the `result` label of insurance_worker_deliveries_total).
+OK, REJECTED, RETRY, CONFIG_ERROR = "ok", "rejected", "retry", "config_error"
+# Answers after which outbox.record_deliveries puts a row back in the queue (with no answer and 5xx).
+RETRIED_STATUSES = frozenset({408, 409, 425, 429})
 
 
 class Worker:
@@ -79,6 +90,7 @@ class Worker:
         self._results_ready = asyncio.Event()
         self._listener: asyncpg.Connection | None = None
         self.delivered = 0
+        self.results: collections.Counter[str] = collections.Counter()  # deliveries by result
 
     # -- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:
@@ -90,7 +102,9 @@ class Worker:
     async def run(self) -> None:
         await self.db.open()
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        timeout = httpx.Timeout(self.config.http_read_timeout, connect=self.config.http_connect_timeout)
+        # The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most).
+        timeout = httpx.Timeout(max(self.config.http_read_timeout, self.config.http_total_timeout + 15),
+                                connect=self.config.http_connect_timeout)
         async with httpx.AsyncClient(limits=limits, timeout=timeout) as self.client:
             flusher = asyncio.create_task(self._flush_loop())
             log.info("worker_started", name=self.name, api=self.config.public_base_url,
@@ -198,7 +212,7 @@ class Worker:
             raise
         except Exception as exc:  # a bad row must not stop the worker
             error = f"{type(exc).__name__}"
-        self._results.append({"id": row["id"], "status": status, "error": error})
+        self._finish(row["id"], status, error, own_api=row["url"].startswith("/"))
         self._inflight.pop(row["id"], None)
         if len(self._results) >= 32:
             self._results_ready.set()
@@ -229,11 +243,27 @@ class Worker:
             outcome = {r["id"]: (None, f"unreadable batch answer: {type(exc).__name__}") for r in rows}
         for row in rows:
             status, error = outcome.get(row["id"], (None, "missing from the batch answer"))
-            self._results.append({"id": row["id"], "status": status, "error": error})
+            self._finish(row["id"], status, error, own_api=True)
             self._inflight.pop(row["id"], None)
         self._results_ready.set()
         if len(self._inflight) <= self.concurrency // 2:
             self._wake.set()
+
+    def _finish(self, row_id: int, status: int | None, error: str | None, own_api: bool) -> str:
+        """Queue a row's outcome for outbox.record_deliveries; returns its result name."""
+        result = {"id": row_id, "status": status, "error": error}
+        if own_api and status in CONFIG_ERROR_STATUSES:
+            result["retry"] = True  # not a delivery: kept for a worker with the right secret
+            name = CONFIG_ERROR
+            log.error("worker_config_error", row=row_id, status=status,
+                      hint="the API refused this worker's SERVICE_ROLE_SECRET; the row stays queued")
+        elif status is None or status >= 500 or status in RETRIED_STATUSES:
+            name = RETRY
+        else:
+            name = OK if status < 400 else REJECTED
+        self._results.append(result)
+        self.results[name] += 1
+        return name
 
     async def _flush_loop(self) -> None:
         while True:
@@ -249,7 +279,7 @@ class Worker:
         results, self._results = self._results, []
         try:
             await self.db.call(SERVICE, None, "outbox.record_deliveries", self.name,
-                               orjson.dumps(results).decode())
+                               orjson.dumps(results).decode(), self.config.outbox_max_attempts)
             self.delivered += len(results)
             return True
         except asyncio.CancelledError:
@@ -285,6 +315,10 @@ def worker(args) -> int:
 
     config = config_or_exit()
     configure(config.log_level)
+    if not config.development and "SERVICE_ROLE_SECRET" in config.generated_secrets:
+        # A secret of its own would make the API refuse every delivery of this worker.
+        from app.cli import fail
+        fail("SERVICE_ROLE_SECRET is not set: a worker outside development needs the API's own", code=2)
     w = Worker(config, concurrency=args.concurrency or config.worker_concurrency,
                batch=args.batch, poll_interval=args.poll_interval or config.worker_poll_interval,
                lease_seconds=args.lease_seconds or config.worker_lease_seconds,

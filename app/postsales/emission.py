@@ -57,4 +57,15 @@ class PostSalesEmission:
         if data["status"] == "IN_PROGRESS":
             raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
                            details=data, headers={"Retry-After": "5"})
-        send(resp, data)
+        send(resp, holder_view(data))
+
+
+def holder_view(data: dict) -> dict:
+    """A holder sees a failure's code and a generic message, never the provider's own text
+    (operators read it in error_history)."""
+    error = data.get("error")
+    if error:
+        data = {**data, "error": {"code": error.get("code"), "message": (
+            "The insurer could not take the request yet; it will be retried." if data.get("status") == "FAILED"
+            else "The insurer did not take the request.")}}
+    return data
