@@ -4,13 +4,17 @@
                  ──► deliver concurrently (one pooled httpx.AsyncClient)
                  ──► record the answers in batches (outbox.record_deliveries)
 
-A row's url may be a path ('/api/integrations/retry'): it goes to the API (PUBLIC_BASE_URL)
+A row's url may be a path of the API: it goes to the API (PUBLIC_BASE_URL)
 with the service-role bearer, which only this process holds. Delayed rows (deliver_after)
 wake the worker at their time (the claim answers when the next one is due), and a poll
 interval covers a lost notification, so a retry is never late by more than the poll interval.
-Deliveries to the emission routes (/dispatch, /dispatch-v2, /retry) travel in batches to
-/api/integrations/dispatch-batch, which claims, emits and records them together; each row
-still gets its own outcome. Several workers may run at once. SIGTERM or SIGINT: stop claiming, finish what is in flight
+A row says itself whether it may travel with others: its header X-Outbox-Batch names the url
+that takes many at once (outbox.batch_routes; the API's emission routes, whose batch url
+claims, emits and records them together). Rows of one batch url go in one request of the
+outbox batch protocol, and each row still gets its own outcome:
+
+    POST <batch url>  {"requests": [{"id": outbox id, "path": row url, "body": row body}, ...]}
+    200 {"data": {"results": [{"id", "status": what the row's own url would answer, "error"?}]}} Several workers may run at once. SIGTERM or SIGINT: stop claiming, finish what is in flight
 (up to a grace period), record it, and give back what could not finish. A worker killed
 outright loses nothing: its leases expire and another worker delivers the rows again (the
 endpoints are idempotent on the emission key).
@@ -54,10 +58,8 @@ async def wait_event(event: asyncio.Event, seconds: float) -> None:
     except TimeoutError:
         pass
 
-# Rows addressed to these API routes travel together in one POST to BATCH_PATH.
-BATCHED_PATHS = frozenset({"/api/integrations/dispatch", "/api/integrations/dispatch-v2",
-                           "/api/integrations/retry"})
-BATCH_PATH = "/api/integrations/dispatch-batch"
+# The header by which a row names the url that may take it with others (not sent on).
+BATCH_HEADER = "X-Outbox-Batch"
 # Answers of our own API that say this worker's credentials are wrong.
 CONFIG_ERROR_STATUSES = frozenset({401, 403})
 # Delivery results (the `result` label of insurance_worker_deliveries_total).
@@ -156,15 +158,19 @@ class Worker:
                     await self._sleep(self.poll_interval)
                     continue
                 data = orjson.loads(raw)
-                batchable = [r for r in data["requests"] if r["url"] in BATCHED_PATHS and r["method"] == "POST"]
+                batches: dict[str, list[dict[str, Any]]] = {}
                 for row in data["requests"]:
-                    if row not in batchable:
+                    batch_url = (row.get("headers") or {}).pop(BATCH_HEADER, None)
+                    if batch_url and row["url"].startswith("/"):
+                        batches.setdefault(batch_url, []).append(row)
+                    else:
                         self._inflight[row["id"]] = asyncio.create_task(self._deliver(row))
-                for i in range(0, len(batchable), self.dispatch_batch):
-                    chunk = batchable[i:i + self.dispatch_batch]
-                    task = asyncio.create_task(self._deliver_batch(chunk))
-                    for row in chunk:
-                        self._inflight[row["id"]] = task
+                for batch_url, rows in batches.items():
+                    for i in range(0, len(rows), self.dispatch_batch):
+                        chunk = rows[i:i + self.dispatch_batch]
+                        task = asyncio.create_task(self._deliver_batch(batch_url, chunk))
+                        for row in chunk:
+                            self._inflight[row["id"]] = task
                 claimed = len(data["requests"])
                 if data["nextDueAt"] is not None:
                     self._schedule_wake(data["nextDueAt"])
@@ -213,8 +219,8 @@ class Worker:
         if len(self._inflight) <= self.concurrency // 2:
             self._wake.set()
 
-    async def _deliver_batch(self, rows: list[dict[str, Any]]) -> None:
-        """Several deliveries to the API's emission routes in one request (dispatch-batch)."""
+    async def _deliver_batch(self, batch_url: str, rows: list[dict[str, Any]]) -> None:
+        """Several deliveries in one request of the outbox batch protocol, to the API's `batch_url`."""
         if len(rows) == 1:
             return await self._deliver(rows[0])
         body = {"requests": [{"id": r["id"], "path": r["url"], "body": r.get("body")} for r in rows]}
@@ -222,7 +228,7 @@ class Worker:
                    "X-Request-Id": f"outbox-batch-{rows[0]['id']}-{len(rows)}"}
         outcome: dict[int, tuple[int | None, str | None]] = {}
         try:
-            resp = await self.client.post(self.config.public_base_url + BATCH_PATH, headers=headers,
+            resp = await self.client.post(self.config.public_base_url + batch_url, headers=headers,
                                           content=orjson.dumps(body))
             if resp.status_code == 200:
                 for result in orjson.loads(resp.content)["data"]["results"]:

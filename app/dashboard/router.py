@@ -7,24 +7,36 @@ SQL built (passed through as an orjson.Fragment, without a decode/encode round t
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from typing import Annotated, Any, Awaitable, Callable, Literal
 
 import orjson
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.db import Identity
 
 Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
 Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
-BENEFICIARIES_SYNC = "BENEFICIARIES_SYNC"
 
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ByRiskItemInput(Input):
-    riskItemId: Id
+class RiskItemRef(Input):
+    """A risk item named by its integer id or by its uid (both: they must name the same item)."""
+    riskItemId: Id | None = None
+    riskItemUid: uuid.UUID | None = None
+
+    @model_validator(mode="after")
+    def _one_of_them(self) -> "RiskItemRef":
+        if self.riskItemId is None and self.riskItemUid is None:
+            raise ValueError("give riskItemId or riskItemUid")
+        return self
+
+
+class ByRiskItemInput(RiskItemRef):
+    pass
 
 
 class ListInput(Input):
@@ -40,8 +52,8 @@ class RetryInput(Input):
     emissionIds: Annotated[list[Id], Field(min_length=1, max_length=100)]
 
 
-class SyncInput(Input):
-    riskItemId: Id
+class SyncInput(RiskItemRef):
+    pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,8 +75,8 @@ def _sql(value: str | None) -> orjson.Fragment:
 
 
 async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
-    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.emissions_by_risk_item",
-                                           params.riskItemId))
+    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.risk_item_emissions",
+                                              params.riskItemId, params.riskItemUid))
 
 
 async def list_emissions(ctx: Context, params: ListInput) -> Any:
@@ -81,14 +93,11 @@ async def retry_emissions(ctx: Context, params: RetryInput) -> Any:
 
 
 async def sync_beneficiaries(ctx: Context, params: SyncInput) -> Any:
-    """executeEmission of the item's beneficiaries to its package's post-sales provider."""
-    target = orjson.loads(await ctx.services.db.call_as(ctx.identity, "dashboard.post_sales_target",
-                                                     params.riskItemId))
-    if target["provider"] is None:
-        return {**target, "event": BENEFICIARIES_SYNC, "status": "SKIPPED", "emissionId": None,
-                "externalId": None, "error": None}
-    outcome = await ctx.services.pipeline.execute(params.riskItemId, target["provider"], BENEFICIARIES_SYNC)
-    return {**target, "event": BENEFICIARIES_SYNC, **outcome}
+    """executeEmission of the item's beneficiaries to its package's post-sales provider: the
+    key is claimed by the dashboard's own entry point, as the session (audited there)."""
+    begun = await ctx.services.pipeline.begin("dashboard.begin_beneficiaries_sync", params.riskItemId,
+                                              params.riskItemUid, identity=ctx.identity)
+    return await ctx.services.pipeline.run_claimed(begun)
 
 
 PROCEDURES: dict[str, Procedure] = {

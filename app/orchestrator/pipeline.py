@@ -20,7 +20,7 @@ import asyncpg
 import orjson
 import structlog
 
-from app.db import PROCESS_NAME, SERVICE, Database
+from app.db import PROCESS_NAME, SERVICE, Database, Identity
 from app.orchestrator.contract import MAPPING_ERROR, PROVIDER_TIMEOUT, OrchestratorResult
 from app.orchestrator.model import MappingError, StandardRiskItem
 from app.orchestrator.service import Orchestrator
@@ -35,6 +35,7 @@ CLAIM_LEASE_MARGIN_SECONDS = 60
 DATABASE_AWAY = (OSError, asyncpg.InterfaceError, asyncpg.exceptions.OperatorInterventionError)
 RECORD_RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds; PostgreSQL restarts in a few
 CLAIMED_BY = PROCESS_NAME
+SERVICE_IDENTITY = Identity(SERVICE, None)
 
 # Events of the emissions this service starts itself.
 SALES_DISPATCH = "SALES_DISPATCH"      # risk item insert -> /dispatch (package.sales_integration_slug)
@@ -86,9 +87,10 @@ class Pipeline:
         # (bench/emissions.py compares them).
         self.slots = asyncio.Semaphore(config.integration_provider_concurrency)
 
-    async def begin(self, function: str, *args: Any, role: str = SERVICE, claims: str | None = None) -> dict:
-        """Claim a key through a begin_* SQL function, as `role` with `claims`."""
-        raw = await self.db.call(role, claims, function, *args, CLAIMED_BY, self.lease_seconds)
+    async def begin(self, function: str, *args: Any, identity: Identity = SERVICE_IDENTITY) -> dict:
+        """Claim a key through a begin_* SQL function, as `identity` (a holder's post-sales
+        emission, a dashboard session's sync; the service role by default)."""
+        raw = await self.db.call_as(identity, function, *args, CLAIMED_BY, self.lease_seconds)
         return orjson.loads(raw)
 
     async def run_specs(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:

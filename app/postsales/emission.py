@@ -52,7 +52,7 @@ class PostSalesEmission:
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         item_id, item_uid = item_reference(await json_object(req))
         begun = await self.pipeline.begin("postsales.begin_emission", item_id, item_uid,
-                                          role=req.context.identity.role, claims=req.context.identity.claims_json)
+                                          identity=req.context.identity)
         data = await self.pipeline.run_claimed(begun)
         if data["status"] == "IN_PROGRESS":
             raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
