@@ -153,7 +153,8 @@ def worker_metrics(inflight) -> tuple[Counter, Histogram]:
         _worker[2].set_function(inflight)
         return _worker[0], _worker[1]
     deliveries = Counter("insurance_worker_deliveries", "Outbox rows delivered, by result "
-                         "(ok: final 2xx/3xx; rejected: final 4xx; retry: no answer, 408, 409, 425, 429 or 5xx)",
+                         "(ok: final 2xx/3xx; rejected: final 4xx; retry: no answer, 408, 409, 425, 429 or 5xx; "
+                         "config_error: our own API refused the worker's secret)",
                          ["result"])
     claim = Histogram("insurance_worker_claim_batch_size", "Outbox rows claimed per claim",
                       buckets=(0, 1, 2, 5, 10, 25, 50, 100, 250))

@@ -83,10 +83,10 @@ LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
               ELSE coalesce(substring(_url FROM '^(https?://[^/?#]+)'), '') || '/…' END
 $$;
 
--- list_outbox(after_id, limit): undelivered outbox rows, oldest due first, in keyset pages on
--- id: {items[{id, url, emissionId, attempts, deliverAfter, leased, lastStatus, lastError,
--- createdAt}], nextCursor}.
-CREATE FUNCTION dashboard.list_outbox(_after_id bigint, _limit integer) RETURNS jsonb
+-- list_outbox(dead, after_id, limit): outbox rows not delivered, oldest first, in keyset pages
+-- on id: the live ones (dead false) or the dead letters (dead true). {items[{id, url,
+-- emissionId, attempts, deliverAfter, deadAt, leased, lastStatus, lastError, createdAt}], nextCursor}.
+CREATE FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _rows jsonb;
@@ -96,12 +96,13 @@ BEGIN
   END IF;
   SELECT jsonb_agg(jsonb_build_object(
            'id', o.id, 'url', dashboard._outbox_url(o.url), 'emissionId', o.body -> 'emissionId',
-           'attempts', o.attempts, 'deliverAfter', o.deliver_after,
+           'attempts', o.attempts, 'deliverAfter', o.deliver_after, 'deadAt', o.dead_at,
            'leased', o.lease_until > pg_catalog.now(), 'lastStatus', o.last_status,
            'lastError', left(o.last_error, 300), 'createdAt', o.created_at) ORDER BY o.id)
     INTO _rows
     FROM (SELECT * FROM outbox.http_requests o
-           WHERE o.delivered_at IS NULL AND (_after_id IS NULL OR o.id > _after_id)
+           WHERE o.delivered_at IS NULL AND (o.dead_at IS NOT NULL) = coalesce(_dead, false)
+             AND (_after_id IS NULL OR o.id > _after_id)
            ORDER BY o.id LIMIT _limit + 1) o;
   RETURN jsonb_build_object(
     'items', coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(_rows) WITH ORDINALITY a(x, n) WHERE n <= _limit), '[]'),
@@ -158,39 +159,28 @@ BEGIN
 END
 $$;
 
--- retry_outbox(ids, via): deliver the given undelivered outbox rows now (deliver_after now,
--- lease dropped) and wake the workers; one audit row 'outbox.retry'. Returns [{id, queued}]
--- (queued false: delivered already, or no such row).
-CREATE FUNCTION dashboard.retry_outbox(_ids bigint[], _via text) RETURNS jsonb
+-- retry_outbox(ids): the back-office's retry of outbox rows, live or dead: due now, attempts
+-- from zero (outbox.retry_requests, which writes the audit row 'outbox.retry' with the
+-- session's user as actor). Returns [{id, result}], result queued, delivered or not_found.
+CREATE FUNCTION dashboard.retry_outbox(_ids bigint[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
-DECLARE
-  _result jsonb;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   IF insurance.claim('role') IS DISTINCT FROM 'dashboard' THEN
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'a dashboard session is required', DETAIL = 'UNAUTHORIZED';
   END IF;
-  WITH due AS (
-    UPDATE outbox.http_requests o SET deliver_after = pg_catalog.now(), lease_until = NULL, leased_by = NULL
-     WHERE o.id = ANY (_ids) AND o.delivered_at IS NULL
-    RETURNING o.id)
-  SELECT jsonb_agg(jsonb_build_object('id', i, 'queued', i IN (SELECT id FROM due)) ORDER BY n)
-    INTO _result FROM unnest(_ids) WITH ORDINALITY u(i, n);
-  PERFORM pg_catalog.pg_notify('outbox', '');
-  PERFORM insurance.record_audit(dashboard._actor(), 'outbox.retry', to_jsonb(_ids), 'ok',
-                                 jsonb_build_object('via', _via, 'outcome', _result));
-  RETURN coalesce(_result, '[]');
+  RETURN outbox.retry_requests(dashboard._actor(), _ids);
 END
 $$;
 
 REVOKE ALL ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer),
-  dashboard.emission_detail(bigint), dashboard._outbox_url(text), dashboard.list_outbox(bigint, integer),
+  dashboard.emission_detail(bigint), dashboard._outbox_url(text), dashboard.list_outbox(boolean, bigint, integer),
   dashboard.list_audit(bigint, integer), dashboard._actor(), dashboard.retry_emissions(bigint[], text),
-  dashboard.retry_outbox(bigint[], text) FROM PUBLIC;
+  dashboard.retry_outbox(bigint[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard._outbox_url(text), dashboard._actor() TO insurance_dashboard;
 GRANT EXECUTE ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer),
-  dashboard.emission_detail(bigint), dashboard.list_outbox(bigint, integer), dashboard.list_audit(bigint, integer),
-  dashboard.retry_emissions(bigint[], text), dashboard.retry_outbox(bigint[], text)
+  dashboard.emission_detail(bigint), dashboard.list_outbox(boolean, bigint, integer), dashboard.list_audit(bigint, integer),
+  dashboard.retry_emissions(bigint[], text), dashboard.retry_outbox(bigint[])
   TO insurance_dashboard, insurance_app;
 
 COMMIT;

@@ -2,12 +2,12 @@
 -- filter, no audited retries, no back-office reads)
 BEGIN;
 SET LOCAL ROLE insurance_owner;
-DROP FUNCTION dashboard.retry_outbox(bigint[], text);
+DROP FUNCTION dashboard.retry_outbox(bigint[]);
 DROP FUNCTION dashboard.retry_emissions(bigint[], text);
 DROP FUNCTION dashboard._actor();
 DROP INDEX insurance.audit_log_id_desc_idx;
 DROP FUNCTION dashboard.list_audit(bigint, integer);
-DROP FUNCTION dashboard.list_outbox(bigint, integer);
+DROP FUNCTION dashboard.list_outbox(boolean, bigint, integer);
 DROP FUNCTION dashboard._outbox_url(text);
 DROP FUNCTION dashboard.emission_detail(bigint);
 DROP FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer);

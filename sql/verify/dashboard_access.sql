@@ -7,10 +7,10 @@ BEGIN
   ASSERT has_function_privilege('insurance_app',
     'dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.emission_detail(bigint)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_dashboard', 'dashboard.list_outbox(bigint, integer)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_dashboard', 'dashboard.list_outbox(boolean, bigint, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.list_audit(bigint, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_app', 'dashboard.retry_emissions(bigint[], text)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_app', 'dashboard.retry_outbox(bigint[], text)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_app', 'dashboard.retry_outbox(bigint[])', 'EXECUTE');
   ASSERT NOT has_function_privilege('insurance_holder', 'dashboard.retry_emissions(bigint[], text)', 'EXECUTE');
 END
 $$;

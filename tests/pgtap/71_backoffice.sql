@@ -1,7 +1,7 @@
 -- The back-office's reads and its audited retries (dashboard_access): what a session sees,
 -- what a retry changes, the audit row it writes, and who may call it.
 BEGIN;
-SELECT plan(15);
+SELECT plan(17);
 
 INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-71', 'P');
 INSERT INTO insurance.package_variants (package_id, code, name) SELECT id, 'travel', 'Travel' FROM insurance.packages WHERE uid = 'pgtap-71';
@@ -26,8 +26,14 @@ SELECT is(dashboard.emission_detail((SELECT id FROM _em)) #>> '{emission,errorHi
           'the detail shows the error history with its masked request payload');
 SELECT is(dashboard.emission_detail((SELECT id FROM _em)) #>> '{riskItem,policyUid}', 'PGTAP-71', 'and its risk item');
 SELECT throws_ok('SELECT dashboard.emission_detail(-1)', 'PT404', 'emission not found', 'an unknown emission is 404');
-SELECT is(dashboard.list_outbox(NULL, 10) #>> '{items,0,url}', 'https://hooks.example.com/…',
+SELECT is(dashboard.list_outbox(false, NULL, 10) #>> '{items,0,url}', 'https://hooks.example.com/…',
           'the outbox shows where a row goes, never a webhook''s secret path');
+RESET ROLE;
+UPDATE outbox.http_requests SET dead_at = now();
+SELECT set_config('role', 'insurance_dashboard', true);
+SELECT results_eq($$SELECT jsonb_array_length(dashboard.list_outbox(false, NULL, 10) -> 'items'),
+                           jsonb_array_length(dashboard.list_outbox(true, NULL, 10) -> 'items')$$,
+                  $$VALUES (0, 1)$$, 'a dead letter is listed with the dead, not with the waiting');
 
 SELECT is(dashboard.retry_emissions(ARRAY[(SELECT id FROM _em)], 'backoffice') #>> '{0,status}', 'FAILED',
           'a retry restarts the ABANDONED emission');
@@ -38,11 +44,13 @@ SELECT results_eq($$SELECT actor, action, targets, result, details ->> 'via' FRO
 SELECT is((SELECT attempts FROM insurance.integration_emissions WHERE id = (SELECT id FROM _em)), 0, 'attempts start again');
 
 SELECT set_config('role', 'insurance_dashboard', true);
-SELECT is(dashboard.retry_outbox(ARRAY[(SELECT max(id) FROM outbox.http_requests), -5], 'backoffice'),
-          jsonb_build_array(jsonb_build_object('id', (SELECT max(id) FROM outbox.http_requests), 'queued', true),
-                            jsonb_build_object('id', -5, 'queued', false)),
-          'an outbox retry says which rows it brought forward');
-SELECT is((SELECT action FROM insurance.audit_log ORDER BY id DESC LIMIT 1), 'outbox.retry', 'and is audited');
+SELECT is(dashboard.retry_outbox(ARRAY[(SELECT max(id) FROM outbox.http_requests), -5]),
+          jsonb_build_array(jsonb_build_object('id', -5, 'result', 'not_found'),
+                            jsonb_build_object('id', (SELECT max(id) FROM outbox.http_requests), 'result', 'queued')),
+          'an outbox retry revives the dead letter and says which rows it queued');
+SELECT is((SELECT dead_at FROM outbox.http_requests ORDER BY id DESC LIMIT 1), NULL, 'the row lives again');
+SELECT is((SELECT actor || ' ' || action FROM insurance.audit_log ORDER BY id DESC LIMIT 1),
+          'dashboard:ops@pgtap.invalid outbox.retry', 'and is audited as the session''s user');
 SELECT is(dashboard.list_audit(NULL, 1) #>> '{items,0,action}', 'outbox.retry', 'the audit page lists the newest first');
 SELECT set_config('request.jwt.claims', '', true);
 SELECT throws_ok($$SELECT dashboard.retry_emissions(ARRAY[(SELECT id FROM _em)], 'trpc')$$, 'PT401', NULL,
@@ -54,7 +62,7 @@ SELECT throws_ok($$SELECT dashboard.retry_emissions(ARRAY[1], 'trpc')$$, '42501'
 RESET ROLE;
 SET LOCAL ROLE insurance_app;
 SELECT set_config('role', 'insurance_channel', true);
-SELECT throws_ok($$SELECT dashboard.retry_outbox(ARRAY[1], 'trpc')$$, '42501', NULL,
+SELECT throws_ok($$SELECT dashboard.retry_outbox(ARRAY[1])$$, '42501', NULL,
                  'the app login under another role is refused by the guard');
 RESET ROLE;
 

@@ -164,9 +164,12 @@ class Pages:
     async def on_get_outbox(self, req, resp) -> None:
         claims, user = await self._session(req)
         cursor = req.get_param_as_int("cursor", min_value=1)
-        page = await self._call(claims, "dashboard.list_outbox", cursor, PAGE_SIZE)
-        self._render(resp, "outbox.html", req, user, page=page,
-                     next_url=f"/backoffice/outbox?cursor={page['nextCursor']}" if page["nextCursor"] else None)
+        dead = req.get_param("state") == "dead"
+        page = await self._call(claims, "dashboard.list_outbox", dead, cursor, PAGE_SIZE)
+        state = "dead" if dead else "waiting"
+        self._render(resp, "outbox.html", req, user, page=page, dead=dead,
+                     next_url=f"/backoffice/outbox?state={state}&cursor={page['nextCursor']}"
+                     if page["nextCursor"] else None)
 
     async def on_get_audit(self, req, resp) -> None:
         claims, user = await self._session(req)
@@ -202,10 +205,11 @@ class Pages:
         claims, _ = await self._session(req)
         form = await self._form(req)
         ids = _ids(form, "id")
-        outcome = await self._call(claims, "dashboard.retry_outbox", ids, "backoffice")
-        queued = sum(1 for o in outcome if o["queued"])
+        outcome = await self._call(claims, "dashboard.retry_outbox", ids)
+        queued = sum(1 for o in outcome if o["result"] == "queued")
         notice = f"{queued} of {len(ids)} outbox row{'s' if len(ids) != 1 else ''} due now."
-        raise falcon.HTTPSeeOther(f"/backoffice/outbox?notice={quote(notice)}")
+        target = _local(form.get("next"), "/backoffice/outbox")
+        raise falcon.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}notice={quote(notice)}")
 
 
 class Static:

@@ -130,3 +130,19 @@ async def test_the_outbox_lists_pending_rows_and_brings_them_forward(client, ses
                         (row["id"],)).fetchone()["due"]
     admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = %s", (row["id"],))
     assert due
+
+
+async def test_dead_letters_are_listed_apart_and_revived(client, session, admin):
+    row = admin.execute("SELECT outbox.http_post('/api/integrations/retry', '{\"emissionId\": 1}', '{}', now()) AS id"
+                        ).fetchone()
+    admin.execute("UPDATE outbox.http_requests SET dead_at = now(), attempts = 20 WHERE id = %s", (row["id"],))
+    try:
+        dead = await client.simulate_get("/backoffice/outbox", headers=cookie(session), query_string="state=dead")
+        assert f"<td>{row['id']}</td>" in dead.text and "Dead letters" in dead.text
+        body = f"id={row['id']}&csrf={csrf_token(session['token'])}&next=/backoffice/outbox?state=dead"
+        resp = await client.simulate_post("/backoffice/outbox/retry", body=body, headers={**cookie(session), **FORM})
+        assert resp.status_code == 303 and "1%20of%201" in resp.headers["location"]
+        assert admin.execute("SELECT dead_at, attempts FROM outbox.http_requests WHERE id = %s",
+                             (row["id"],)).fetchone() == {"dead_at": None, "attempts": 0}
+    finally:
+        admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = %s", (row["id"],))
