@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import ipaddress
 import os
 from typing import Any, Iterable
 

@@ -83,7 +83,9 @@ async def test_six_by_six_a_token_works_only_on_its_own_branch(client, make_chan
                 assert resp.status_code == expected, (token_branch, route_branch, path, resp.text)
             else:
                 assert resp.status_code == 401, (token_branch, route_branch, path, resp.text)
-                assert resp.json["error"] == INVALID
+                error = resp.json["error"]
+                assert {k: error[k] for k in ("code", "message")} == INVALID
+                assert error["details"]["belongsTo"] == f"gateway/{token_branch}"  # it says where it belongs
     # 6 token branches x 10 protected routes over the 6 branches, 10 of them accepted
     assert len(seen) == 60
     assert sum(1 for s in seen.values() if s != 401) == 10
@@ -98,7 +100,9 @@ async def test_equal_secrets_still_do_not_cross_branches(make_channel):
                                               headers={"x-api-key": channel["key"]})).json["data"]["access_token"]
         assert (await conductor.simulate_get(api("v1", "auth/validator"), headers=bearer(token))).status_code == 200
         resp = await conductor.simulate_get(api("v2", "auth/validator"), headers=bearer(token))
-    assert resp.status_code == 401 and resp.json["error"] == INVALID
+    assert resp.status_code == 401
+    assert {k: resp.json["error"][k] for k in ("code", "message")} == INVALID
+    assert resp.json["error"]["details"]["belongsTo"] == "gateway/v1"
 
 
 @pytest.mark.parametrize("branch,path", PROTECTED)

@@ -110,7 +110,7 @@ class Pages:
         form = falcon.uri.parse_query_string(body.decode("utf-8", "replace"), keep_blank=False)
         token = auth.cookie_token(req)
         given = form.get("csrf")
-        if not (token and isinstance(given, str) and hmac.compare_digest(given, csrf_token(token))):
+        if not (token and isinstance(given, str) and hmac.compare_digest(given.encode(), csrf_token(token).encode())):
             raise errors.ApiError(403, "CSRF_TOKEN_INVALID", "the form's token does not match the session; reload the page")
         return form
 
