@@ -21,16 +21,6 @@ from app.tokens import ISSUER, TokenService, service_tokens
 
 log = structlog.get_logger("app")
 
-# Gateway branches: path prefix -> the secret that signs its tokens.
-GATEWAY_BRANCHES = {
-    "v1": "AUTH_SECRET",
-    "v2": "AUTH_SECRET_V2",
-    "ia/v1": "AUTH_IA_SECRET",
-    "ia/v2": "AUTH_IA_SECRET_V2",
-    "integrations/v1": "AUTH_INTEGRATION_SECRET",
-    "integrations/v2": "AUTH_INTEGRATION_SECRET_V2",
-}
-
 
 @dataclasses.dataclass
 class Services:
@@ -48,6 +38,7 @@ class Services:
 
 
 def build_services(config: Config) -> Services:
+    from app.gateway import BRANCHES as GATEWAY_BRANCHES
     db = Database(config.database_url, config.db_pool_min, config.db_pool_max)
     orchestrator = Orchestrator(config, db)
     return Services(

@@ -110,6 +110,7 @@ class Config:
     log_level: str = "info"
     dashboard_session_ttl: int = 12 * 3600
     dashboard_allowed_origins: tuple[str, ...] = ()
+    max_body_bytes: int = 1024 * 1024  # authenticated routes; anonymous ones: app.validation
 
     @property
     def production(self) -> bool:
@@ -183,4 +184,5 @@ class Config:
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
             dashboard_allowed_origins=tuple(
                 o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
+            max_body_bytes=_int(env, "MAX_BODY_BYTES", cls.max_body_bytes, 1024),
         )

@@ -8,7 +8,9 @@ does), the stable code in DETAIL and optional JSON details in HINT:
 
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
 
-Any other database or Python error becomes a generic 500: no SQL text, stack trace or secret
+A data exception (SQLSTATE class 22: NUL in text, a value out of range...) that got past
+app/validation.py is the client's bad input: 400 VALIDATION_ERROR, never a 500. Any other
+database or Python error becomes a generic 500: no SQL text, stack trace or secret
 ever reaches a client; the log keeps the cause with the request id.
 """
 from __future__ import annotations
@@ -45,11 +47,10 @@ _INTEGRITY = {
     "23503": (422, "UNPROCESSABLE_ENTITY", "a referenced resource does not exist"),
     "23514": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
     "23502": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
-    "22P02": (400, "BAD_REQUEST", "malformed value"),
-    "22023": (400, "BAD_REQUEST", "malformed value"),
-    "22003": (422, "UNPROCESSABLE_ENTITY", "value out of range"),
-    "22001": (422, "UNPROCESSABLE_ENTITY", "value too long"),
 }
+# SQLSTATE class 22, data exceptions (also asyncpg's own DataError for an argument it cannot
+# encode, e.g. an integer beyond bigint): the input was bad, whatever the exact state.
+_DATA_EXCEPTION = (400, "VALIDATION_ERROR", "a value in the request is malformed or out of range")
 
 
 class ApiError(falcon.HTTPError):
@@ -81,6 +82,8 @@ def from_database(exc: asyncpg.PostgresError) -> ApiError | None:
     if state in _INTEGRITY:
         status, code, message = _INTEGRITY[state]
         return ApiError(status, code, message)
+    if state.startswith("22"):
+        return ApiError(*_DATA_EXCEPTION)
     return None
 
 
@@ -91,7 +94,11 @@ def envelope(code: str, message: str, details: Any = None, request_id: str | Non
     body: dict[str, Any] = {"success": False, "error": error}
     if request_id:
         body["requestId"] = request_id
-    return orjson.dumps(body)
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:  # details that JSON cannot carry (an integer beyond 64 bits)
+        error.pop("details", None)
+        return orjson.dumps(body)
 
 
 def serialize_http_error(req: falcon.Request, resp: falcon.Response, exc: falcon.HTTPError) -> None:

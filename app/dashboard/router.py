@@ -14,8 +14,8 @@ import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.db import Identity
+from app.validation import PositiveId as Id, PositiveIdText
 
-Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
 Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
 
 
@@ -44,7 +44,7 @@ class ListInput(Input):
     provider: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
     since: AwareDatetime | None = None   # updated_at >= since
     until: AwareDatetime | None = None   # updated_at < until
-    cursor: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$")] | None = None  # nextCursor of the last page
+    cursor: PositiveIdText | None = None  # nextCursor of the last page
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 50
 
 
