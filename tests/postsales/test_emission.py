@@ -52,7 +52,7 @@ async def test_the_item_is_read_as_the_holder_never_from_the_body(ps_client, bea
 async def test_a_body_without_a_usable_reference_is_400(ps_client, bearer, holder_email, body, field):
     resp = await ps_client.simulate_post(PATH, json=body, headers=bearer(holder_email))
     assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"
-    assert resp.json["error"]["details"]["field"] == field
+    assert resp.json["error"]["details"][0]["field"] == field
 
 
 async def test_only_the_post_sales_token_is_accepted(ps_client, ps_services, make_risk_item, holder_email):
