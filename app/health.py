@@ -10,6 +10,7 @@ import structlog
 
 from app.db import SERVICE, Database
 from app.errors import ApiError
+from app.metrics import CONTENT_TYPE, address_allowed, exposition
 
 log = structlog.get_logger("app.health")
 
@@ -62,7 +63,6 @@ class Metrics:
         self.request_metrics = request_metrics  # flushed first: this process's figures are current
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from app.metrics import CONTENT_TYPE, address_allowed, exposition
         if not address_allowed(req.remote_addr, self.networks):
             raise ApiError(403, "FORBIDDEN", "metrics are served only to METRICS_ALLOWED_IPS")
         try:
