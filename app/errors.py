@@ -135,3 +135,41 @@ async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exc
     resp.content_type = falcon.MEDIA_JSON
     resp.data = envelope("INTERNAL_ERROR", "internal server error", None,
                          getattr(req.context, "request_id", None))
+
+
+class RouteNotFound:
+    """404 for a path no route matches; under a known prefix (a surface, a gateway branch) the
+    answer lists that prefix's routes, so that a caller sees what it meant to call."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self._prefixes: dict[str, list[str]] | None = None
+
+    def _routes(self) -> dict[str, list[str]]:
+        if self._prefixes is None:  # built on the first 404: the routes are all added by then
+            from falcon.inspect import inspect_routes
+            prefixes: dict[str, list[str]] = {}
+            for route in inspect_routes(self.app):
+                parts = route.path.split("/")
+                # /api/<surface>/<version or branch>[/<version>], /backoffice
+                depth = 5 if route.path.startswith(("/api/gateway/ia/", "/api/gateway/integrations/")) else \
+                    4 if route.path.startswith(("/api/gateway/", "/api/postsales/")) else \
+                    3 if route.path.startswith("/api/") else 2
+                prefix = "/".join(parts[:depth])
+                methods = sorted({m.method for m in route.methods if m.internal is False and m.method != "OPTIONS"})
+                if prefix and methods:
+                    prefixes.setdefault(prefix, []).append(f"{' '.join(methods)} {route.path}")
+            self._prefixes = {p: sorted(r) for p, r in prefixes.items() if not p.endswith("}")}
+        return self._prefixes
+
+    async def __call__(self, req, resp, exc, params) -> None:
+        found = [p for p in self._routes() if req.path == p or req.path.startswith(p + "/")]
+        details = None
+        if found:
+            prefix = max(found, key=len)
+            details = {"prefix": prefix, "routes": self._routes()[prefix]}
+        resp.status = falcon.HTTP_404
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = envelope("NOT_FOUND", "resource not found" if details is None else
+                             f"no route {req.path}; the routes under {details['prefix']} are listed in details",
+                             details, getattr(req.context, "request_id", None))

@@ -44,8 +44,9 @@ async def test_create_then_read(client, admin, make_package, channel_token, bran
     assert item["insured_subject"] == body["insured_subject"]
     assert [(b["name"], b["email"], b["isHolder"], b["share"]) for b in item["beneficiaries"]] == [
         ("Grace Hopper", "grace@example.com", True, 60), ("Ada", None, False, 40)]
-    row = admin.execute("SELECT channel_id FROM insurance.risk_items WHERE uid = %s", (item["uid"],)).fetchone()
+    row = admin.execute("SELECT id, channel_id FROM insurance.risk_items WHERE uid = %s", (item["uid"],)).fetchone()
     assert str(row["channel_id"]) == channel["id"]
+    assert item["id"] == row["id"], "the answer carries the item's id beside its uid"
 
     resp = await client.simulate_get(api(branch, f"risk-items/{item['uid']}"), headers=bearer(tokens[branch]))
     assert resp.status_code == 200 and resp.json["data"] == item
