@@ -104,7 +104,8 @@ class Trpc(auth.Preflight):
         resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
-        raw, parse_error = await self._raw_input(req)
+        context = _Session(self.services, req)
+        raw, parse_error = await self._raw_input(req, context)
         superjson = False
         calls = [_Call(i, p) for i, p in enumerate(path.split(",") if batch else [path])]
         try:
@@ -113,7 +114,6 @@ class Trpc(auth.Preflight):
         except TrpcError as error:  # the request as a whole: one error, no path (as tRPC answers it)
             self._write(resp, [error_item(error, None, superjson)], batch=False)
             return
-        context = _Session(self.services, req)
         outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
         streaming = stream and batch
         wrap = superjson and not streaming  # a stream line is serialized as a whole instead
@@ -126,15 +126,18 @@ class Trpc(auth.Preflight):
         else:
             self._write(resp, items, batch)
 
-    async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
-        """The input (or MISSING), read with the core's cap and checks (app/validation.py)."""
+    async def _raw_input(self, req: falcon.Request, session: "_Session") -> tuple[Any, TrpcError | None]:
+        """The input (or MISSING), read with the core's cap and checks (app/validation.py): the
+        session is looked up first, and a body without one may hold 16 KiB at most."""
         try:
             if req.method == "GET":
                 text = req.get_param("input")
                 if not text:
                     return MISSING, None
                 return validation.parse_json(text.encode("utf-8", "surrogatepass")), None
-            raw = await validation.read_body(req, self.services.config.max_body_bytes)
+            limit = (self.services.config.max_body_bytes if await session.known()
+                     else validation.ANONYMOUS_BODY_BYTES)
+            raw = await validation.read_body(req, limit)
             return (validation.parse_json(raw) if raw else MISSING), None
         except errors.ApiError as exc:
             code = {413: "PAYLOAD_TOO_LARGE"}.get(exc.status_code, "BAD_REQUEST")
@@ -234,3 +237,11 @@ class _Session:
         if identity is None:
             raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
         return identity
+
+    async def known(self) -> bool:
+        """Whether the request carries a live session (the identity is kept for the calls)."""
+        try:
+            await self.identity()
+        except TrpcError:
+            return False
+        return True

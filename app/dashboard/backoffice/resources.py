@@ -20,7 +20,7 @@ import falcon
 import jinja2
 import orjson
 
-from app import db, errors
+from app import db, errors, validation
 from app.dashboard import auth
 
 HERE = Path(__file__).resolve().parent
@@ -104,13 +104,12 @@ class Pages:
             raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
         if (req.content_type or "").split(";")[0].strip().lower() != falcon.MEDIA_URLENCODED:
             raise errors.ApiError(415, message="a form post is expected")
-        body = (await req.stream.read(64 * 1024 + 1))
-        if len(body) > 64 * 1024:
-            raise errors.ApiError(413, message="form too large")
+        body = await validation.read_body(req, 64 * 1024)  # 413 PAYLOAD_TOO_LARGE, as every surface
         form = falcon.uri.parse_query_string(body.decode("utf-8", "replace"), keep_blank=False)
+        validation.check_value(form)  # no NUL may reach SQL (400 VALIDATION_ERROR)
         token = auth.cookie_token(req)
         given = form.get("csrf")
-        if not (token and isinstance(given, str) and hmac.compare_digest(given, csrf_token(token))):
+        if not (token and isinstance(given, str) and hmac.compare_digest(given.encode(), csrf_token(token).encode())):
             raise errors.ApiError(403, "CSRF_TOKEN_INVALID", "the form's token does not match the session; reload the page")
         return form
 
