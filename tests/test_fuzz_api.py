@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from app.gateway import RISK_ITEM_BRANCHES
-from tests.conftest import ROOT, child_environ, free_port, running, unique
+from tests.conftest import child_environ, free_port, running, unique
 from tests.credentials import holder_bearer, login_body, make_channel, make_dashboard_user, service_bearer
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
@@ -125,7 +125,8 @@ def test_schemathesis_finds_no_failure(fuzz_api, admin, services, tmp_path):
                f"{fuzz_api}/openapi.json", "--checks", CHECKS, "--workers", "1", "--no-color",
                "--max-failures", "50", "--request-timeout", "20", "--seed", "11",
                *[arg for regex in EXCLUDED for arg in ("--exclude-path-regex", regex)]]
-    run = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=540)
+    # Run in tmp_path: schemathesis keeps its crash cache in the working directory.
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=540)
     report = run.stdout[-20000:] + run.stderr[-5000:]
     print(report)  # shown with -rP, or on failure
     assert run.returncode == 0, report
