@@ -105,6 +105,7 @@ async def test_equal_secrets_still_do_not_cross_branches(make_channel):
         assert (await conductor.simulate_get(api("v1", "auth/validator"), headers=bearer(token))).status_code == 200
         resp = await conductor.simulate_get(api("v2", "auth/validator"), headers=bearer(token))
     assert resp.status_code == 401 and seed_error(resp) == INVALID
+    assert resp.json["error"]["details"]["belongsTo"] == "gateway/v1"
 
 
 @pytest.mark.parametrize("branch,path", PROTECTED)
