@@ -17,11 +17,14 @@ class HolderResource:
         self.db = services.db
         self.tokens = services.postsales_tokens
 
-    async def call(self, req: falcon.Request, function: str, *args) -> str:
-        """`function(*args)` as the token's holder: 400/401 for a missing or bad token."""
+    async def call(self, req: falcon.Request, function: str, *args, body: bool = False) -> str:
+        """`function(*args)` as the token's holder: 400/401 for a missing or bad token. With
+        `body`, the JSON object body is the last argument, read only once the token is good."""
         verified = self.tokens.verify_header(req.get_header("Authorization"))
         if not isinstance(verified.claims.get("email"), str):
             raise invalid_token()
+        if body:
+            args = (*args, await json_object(req))
         return await self.db.call(HOLDER, verified.claims_json, function, *args)
 
 
@@ -36,7 +39,7 @@ class RiskItem(HolderResource):
 
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         item_id = path_id("riskItemId", riskItemId)
-        send_raw(resp, await self.call(req, "postsales.update_risk_item", item_id, await json_object(req)))
+        send_raw(resp, await self.call(req, "postsales.update_risk_item", item_id, body=True))
 
 
 class Beneficiaries(HolderResource):
@@ -46,7 +49,7 @@ class Beneficiaries(HolderResource):
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         item_id = path_id("riskItemId", riskItemId)
-        send_raw(resp, await self.call(req, "postsales.add_beneficiary", item_id, await json_object(req)),
+        send_raw(resp, await self.call(req, "postsales.add_beneficiary", item_id, body=True),
                  status=201)
 
 
@@ -54,7 +57,7 @@ class Beneficiary(HolderResource):
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                        beneficiaryId: str) -> None:
         ids = path_id("riskItemId", riskItemId), path_id("beneficiaryId", beneficiaryId)
-        send_raw(resp, await self.call(req, "postsales.update_beneficiary", *ids, await json_object(req)))
+        send_raw(resp, await self.call(req, "postsales.update_beneficiary", *ids, body=True))
 
     async def on_delete(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                         beneficiaryId: str) -> None:

@@ -104,7 +104,11 @@ class Trpc(auth.Preflight):
         resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
-        raw, parse_error = await self._raw_input(req)
+        context = _Session(self.services, req)
+        # Credentials before the body: without a live session nothing is read (each call then
+        # answers UNAUTHORIZED).
+        reads = req.method != "POST" or await context.live()
+        raw, parse_error = await self._raw_input(req) if reads else (MISSING, None)
         superjson = False
         calls = [_Call(i, p) for i, p in enumerate(path.split(",") if batch else [path])]
         try:
@@ -113,7 +117,6 @@ class Trpc(auth.Preflight):
         except TrpcError as error:  # the request as a whole: one error, no path (as tRPC answers it)
             self._write(resp, [error_item(error, None, superjson)], batch=False)
             return
-        context = _Session(self.services, req)
         outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
         streaming = stream and batch
         wrap = superjson and not streaming  # a stream line is serialized as a whole instead
@@ -228,10 +231,20 @@ class _Session:
         self.services = services
         self.req = req
 
-    async def claims(self) -> str:
+    def _claims(self):
         if self._lookup is None:
             self._lookup = asyncio.ensure_future(auth.session_claims(self.services, self.req))
-        claims = await self._lookup
+        return self._lookup
+
+    async def live(self) -> bool:
+        """True when the request carries a live session (a failed lookup is left to claims())."""
+        try:
+            return bool(await self._claims())
+        except Exception:
+            return False
+
+    async def claims(self) -> str:
+        claims = await self._claims()
         if not claims:
             raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
         return claims
