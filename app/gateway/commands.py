@@ -56,8 +56,8 @@ def revoke(args) -> int:
 
 
 def rotate(args) -> int:
-    """A new key for an active channel; the old key stops working at once (tokens already
-    issued with it live on until they expire, or until the channel is revoked)."""
+    """A new key for an active channel; the old key and every token issued with it stop working
+    at once (the new hash bumps the key generation that tokens carry)."""
     key, key_hash = new_api_key()
     with admin_connection() as conn:
         row = conn.execute(
@@ -95,6 +95,6 @@ def register(subparsers) -> None:
     p = channels.add_parser("revoke", help="revoke a channel: its key and tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)
     p.set_defaults(func=revoke)
-    p = channels.add_parser("rotate", help="give a channel a new API key (printed once); the old one stops working")
+    p = channels.add_parser("rotate", help="give a channel a new API key (printed once); the old one and its tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)
     p.set_defaults(func=rotate)

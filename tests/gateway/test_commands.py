@@ -31,3 +31,14 @@ def test_rotate_refuses_unknown_and_revoked_channels(make_channel, revoke):
     done = cli("channels", "rotate", "--id", channel["id"])
     assert done.returncode == 1 and done.stderr.strip().endswith("is revoked")
     assert cli("channels", "rotate", "--id", "nope").returncode == 2
+
+
+async def test_rotate_cuts_off_the_tokens_of_the_old_key(client, make_channel, authorize):
+    channel = make_channel(branches=("v1", "v2"))
+    tokens = {b: await authorize(channel, b) for b in ("v1", "v2")}
+    headers = {b: {"Authorization": f"Bearer {t}"} for b, t in tokens.items()}
+    assert (await client.simulate_get(api("v1", "risk-items"), headers=headers["v1"])).status_code == 200
+    assert cli("channels", "rotate", "--id", channel["id"]).returncode == 0
+    for branch, path in (("v1", "risk-items"), ("v2", "risk-items"), ("v2", "auth/validator")):
+        resp = await client.simulate_get(api(branch, path), headers=headers[branch])
+        assert resp.status_code == 401 and resp.json["error"]["code"] == "INVALID_TOKEN", (branch, path, resp.text)
