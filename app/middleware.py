@@ -1,6 +1,7 @@
 """Middleware shared by every surface: request ids and the database pool's lifespan."""
 from __future__ import annotations
 
+import ipaddress
 import re
 import uuid
 
@@ -9,6 +10,15 @@ import falcon
 from app.db import Database
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def client_ip(req: falcon.Request) -> str | None:
+    """The client's IP as uvicorn saw it (X-Forwarded-For only from FORWARDED_ALLOW_IPS), or None
+    when the peer is no IP address (a unix socket): the per-IP limits key on it."""
+    try:
+        return str(ipaddress.ip_address(req.remote_addr))
+    except (TypeError, ValueError):
+        return None
 
 
 class RequestId:

@@ -34,7 +34,9 @@ TEST_SECRETS = {name: f"test-{name.lower()}-0123456789abcdef0123456789abcdef" fo
 
 def child_environ(**overrides: str) -> dict[str, str]:
     """The environment for the app or a child process under test."""
-    env = {**os.environ, "APP_ENV": "test", **TEST_SECRETS}
+    # Every test client calls from 127.0.0.1: the per-IP OTP limits are off unless a test sets them.
+    env = {**os.environ, "APP_ENV": "test", **TEST_SECRETS,
+           "POSTSALES_OTP_IP_PER_HOUR": "0", "POSTSALES_VERIFY_IP_PER_HOUR": "0"}
     env.update(overrides)
     return env
 

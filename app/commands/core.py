@@ -40,7 +40,9 @@ def serve(args) -> int:
     configure(config.log_level)
     uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
                 workers=args.workers, loop="uvloop", http="httptools", access_log=False,
-                log_level=config.log_level, proxy_headers=True)
+                log_level=config.log_level, proxy_headers=True,
+                # Only these peers' X-Forwarded-For names the client (per-IP limits key on it).
+                forwarded_allow_ips=config.forwarded_allow_ips)
     return 0
 
 

@@ -2,7 +2,10 @@
 
 Python draws the 6-digit code (CSPRNG) and its keyed hash, HMAC-SHA256(OTP_HASH_SECRET,
 email + ":" + code); SQL (postsales.request_otp / verify_otp) keeps only the hash and holds
-every rule: holder check, cooldown, hourly cap, expiry, single use, attempts. The request
+every rule: holder check, cooldown, hourly cap, expiry, single use, attempts, and the limits
+per client IP (POSTSALES_OTP_IP_PER_HOUR requests, POSTSALES_VERIFY_IP_PER_HOUR failed
+verifications; the IP is uvicorn's, from X-Forwarded-For only when sent by a proxy listed in
+FORWARDED_ALLOW_IPS). The request
 answers alike for known and unknown e-mails; the mail goes out in the background.
 """
 from __future__ import annotations
@@ -17,6 +20,7 @@ import orjson
 
 from app.db import ANON
 from app.errors import ApiError
+from app.middleware import client_ip
 from app.postsales.validation import EMAIL, OTP, string_fields
 from app.responses import send
 
@@ -27,6 +31,7 @@ OTP_ERRORS = {
     "OTP_ATTEMPTS_EXHAUSTED": (429, "too many failed attempts; request a new code"),
     "OTP_COOLDOWN": (429, "a code was sent less than a minute ago; wait before asking again"),
     "OTP_RATE_LIMITED": (429, "too many codes requested for this e-mail; try again later"),
+    "OTP_IP_RATE_LIMITED": (429, "too many attempts from this address; try again later"),
 }
 
 
@@ -49,12 +54,14 @@ class OtpRequest:
         self.mailer = services.mailer
         self.secret = services.config.secret("OTP_HASH_SECRET").encode()
         self.ttl = services.config.postsales_otp_ttl
+        self.ip_limit = services.config.postsales_otp_ip_per_hour
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         email = (await string_fields(req, {"email": EMAIL}))["email"].lower()
         code = f"{secrets.randbelow(1_000_000):06d}"
         outcome = orjson.loads(await self.db.call(
-            ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl))
+            ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl,
+            client_ip(req), self.ip_limit))
         if "error" in outcome:
             raise otp_error(outcome)
         if outcome["send"]:
@@ -69,13 +76,14 @@ class OtpVerify:
         self.tokens = services.postsales_tokens
         self.secret = services.config.secret("OTP_HASH_SECRET").encode()
         self.max_attempts = services.config.postsales_otp_max_attempts
+        self.ip_limit = services.config.postsales_verify_ip_per_hour
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = await string_fields(req, {"email": EMAIL, "otp": OTP})
         email = body["email"].lower()
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.verify_otp", email, otp_hash(self.secret, email, body["otp"]),
-            self.max_attempts))
+            self.max_attempts, client_ip(req), self.ip_limit))
         if "error" in outcome:
             raise otp_error(outcome)
         token = self.tokens.issue(email, email=email)

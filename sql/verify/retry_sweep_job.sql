@@ -4,3 +4,9 @@ BEGIN
   ASSERT has_function_privilege('insurance_service', 'integrations.sweep()', 'EXECUTE');
 END
 $$;
+DO $$
+BEGIN
+  ASSERT has_function_privilege('insurance_cron', 'integrations.sweep()', 'EXECUTE');
+  ASSERT pg_get_functiondef('integrations.sweep()'::regprocedure) LIKE '%require_role(''insurance_service'')%';
+END
+$$;
