@@ -104,6 +104,7 @@ class Config:
     log_level: str = "info"
     dashboard_session_ttl: int = 12 * 3600
     dashboard_login_concurrency: int = 2
+    outbox_retention: int = 7 * 86400
     dashboard_allowed_origins: tuple[str, ...] = ()
 
     @property
@@ -174,6 +175,7 @@ class Config:
             dashboard_session_ttl=parse_duration(
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
             dashboard_login_concurrency=_int(env, "DASHBOARD_LOGIN_CONCURRENCY", 2, 1),
+            outbox_retention=parse_duration("OUTBOX_RETENTION", env.get("OUTBOX_RETENTION", "7d")),
             dashboard_allowed_origins=tuple(
                 o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
         )

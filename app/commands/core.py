@@ -6,7 +6,7 @@ import subprocess
 
 from urllib.parse import urlsplit
 
-from app.commands import config_or_exit, fail
+from app.commands import admin_connection, config_or_exit, fail
 from app.config import ROOT
 
 
@@ -29,7 +29,14 @@ def migrate(args) -> int:
         command.insert(4, "-y")
         if args.to:
             command += ["--to", args.to]
-    return subprocess.call(command)
+    code = subprocess.call(command)
+    if code == 0 and args.action == "deploy":
+        # The retention job reads it from the database at every run.
+        with admin_connection(config) as conn:
+            conn.execute("SELECT insurance.set_outbox_retention(justify_hours(make_interval(secs => %s)))",
+                         (config.outbox_retention,))
+        print(f"outbox retention: {config.outbox_retention} s (OUTBOX_RETENTION)")
+    return code
 
 
 def serve(args) -> int:
