@@ -46,7 +46,7 @@ class Services:
 
 
 def build_services(config: Config) -> Services:
-    db = Database(config.database_url, config.db_pool_min, config.db_pool_max)
+    db = Database(config.database_url, config.db_pool_min, config.db_pool_max, config.db_acquire_timeout)
     orchestrator = Orchestrator(config, db)
     return Services(
         config=config,

@@ -72,6 +72,7 @@ class Config:
     admin_database_url: str = "postgresql://postgres@127.0.0.1:5432/insurance"
     db_pool_min: int = 2
     db_pool_max: int = 10
+    db_acquire_timeout: float = 3.0
     host: str = "127.0.0.1"
     port: int = 8000
     forwarded_allow_ips: str = "127.0.0.1"
@@ -140,6 +141,7 @@ class Config:
             admin_database_url=env.get("ADMIN_DATABASE_URL", cls.admin_database_url),
             db_pool_min=_int(env, "DB_POOL_MIN", cls.db_pool_min, 1),
             db_pool_max=_int(env, "DB_POOL_MAX", cls.db_pool_max, 1),
+            db_acquire_timeout=_float(env, "DB_ACQUIRE_TIMEOUT", cls.db_acquire_timeout),
             host=host,
             port=port,
             forwarded_allow_ips=env.get("FORWARDED_ALLOW_IPS", cls.forwarded_allow_ips).strip(),

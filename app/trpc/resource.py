@@ -57,10 +57,11 @@ def _validation_error(exc: ValidationError) -> TrpcError:
 
 def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> TrpcError:
     """A database outcome the SQL function signalled (PTnnn), or a generic 500 with nothing inside."""
-    if isinstance(exc, asyncpg.PostgresError):
-        api_error = errors.from_database(exc)
-        if api_error is not None:
-            return TrpcError.from_status(api_error.status_code, api_error.message)
+    api_error = errors.from_database(exc) if isinstance(exc, asyncpg.PostgresError) else None
+    if isinstance(exc, errors.ApiError):  # e.g. DATABASE_BUSY from the pool
+        api_error = exc
+    if api_error is not None:
+        return TrpcError.from_status(api_error.status_code, api_error.message)
     log.error("trpc_unhandled_error", request_id=getattr(req.context, "request_id", None), path=path,
               exc_info=exc)
     return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")
