@@ -1,14 +1,17 @@
-"""`channels create | list | revoke | rotate`: partner channels and their API keys.
+"""`channels create | list | revoke | rotate | packages`: partner channels and their API keys.
 
 The API key is printed once, when created or rotated; the database keeps only its SHA-256.
+A channel sells only the packages it is given (`--package`); `channels packages` changes the list.
 """
 from __future__ import annotations
 
 import argparse
+import getpass
 import hashlib
 import secrets
 
 import orjson
+import psycopg
 
 from app.commands import admin_connection, fail, json_object_arg, print_json
 
@@ -21,6 +24,20 @@ def new_api_key() -> tuple[str, bytes]:
     return key, hashlib.sha256(key.encode()).digest()
 
 
+def _set_packages(conn: psycopg.Connection, channel_id, package_uids: list[str]) -> list[str]:
+    """The channel sells exactly these packages (insurance.set_channel_packages, audited)."""
+    try:
+        done = conn.execute("SELECT insurance.set_channel_packages(%s, %s, %s) AS r",
+                            (f"cli:{getpass.getuser()}", channel_id, package_uids)).fetchone()["r"]
+    except psycopg.Error as exc:
+        if exc.sqlstate == "PT422":
+            fail(f"no package with uid {', '.join(orjson.loads(exc.diag.message_hint)['packages'])}")
+        if exc.sqlstate == "PT404":
+            fail(f"no channel with id {channel_id}")
+        raise
+    return done["packages"]
+
+
 def create(args) -> int:
     key, key_hash = new_api_key()
     branches = list(dict.fromkeys(args.branch or ["v1"]))
@@ -31,7 +48,16 @@ def create(args) -> int:
             (args.name, branches, key_hash, orjson.dumps(args.ia_keys or {}).decode(),
              orjson.dumps(args.integration_payload or {}).decode()),
         ).fetchone()
-    print_json({**row, "apiKey": key})
+        packages = _set_packages(conn, row["id"], list(dict.fromkeys(args.package or [])))
+    print_json({**row, "packages": packages, "apiKey": key})
+    return 0
+
+
+def packages(args) -> int:
+    """Replaces the packages a channel may sell; items it created keep their package."""
+    with admin_connection() as conn:
+        done = _set_packages(conn, args.id, list(dict.fromkeys(args.package or [])))
+    print_json({"id": args.id, "packages": done})
     return 0
 
 
@@ -89,6 +115,8 @@ def register(subparsers) -> None:
     p.add_argument("--ia-keys", type=json_object_arg, metavar="JSON", help="AI service keys (ia branches)")
     p.add_argument("--integration-payload", type=json_object_arg, metavar="JSON",
                    help="webhooks and insurer_id (integrations branches)")
+    p.add_argument("--package", action="append", metavar="UID",
+                   help="a package the channel may sell; repeatable (without any, it sells none)")
     p.set_defaults(func=create)
     p = channels.add_parser("list", help="list channels (never their keys)")
     p.set_defaults(func=list_channels)
@@ -98,3 +126,8 @@ def register(subparsers) -> None:
     p = channels.add_parser("rotate", help="give a channel a new API key (printed once); the old one and its tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)
     p.set_defaults(func=rotate)
+    p = channels.add_parser("packages", help="set the packages a channel may sell (replaces the list)")
+    p.add_argument("--id", required=True, type=_uuid)
+    p.add_argument("--package", action="append", metavar="UID",
+                   help="a package the channel may sell; repeatable (none: it sells nothing)")
+    p.set_defaults(func=packages)

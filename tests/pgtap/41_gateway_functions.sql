@@ -11,6 +11,8 @@ INSERT INTO insurance.channels (id, name, api_key_hash, active, revoked_at) VALU
 INSERT INTO insurance.packages (uid, name) VALUES ('fn-pkg', 'Functions');
 INSERT INTO insurance.package_variants (package_id, code, name)
   SELECT id, v, initcap(v) FROM insurance.packages, unnest(ARRAY['travel', 'home']) AS v WHERE uid = 'fn-pkg';
+INSERT INTO insurance.channel_packages (channel_id, package_id)
+  SELECT 'cccccccc-0000-4000-8000-000000000001', id FROM insurance.packages WHERE uid = 'fn-pkg';
 
 -- authorize, as anon
 SELECT set_config('role', 'insurance_anon', true);
