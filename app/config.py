@@ -65,6 +65,13 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         raise ConfigError(f"{name}={raw!r} is not a number") from None
 
 
+def _positive_float(env: dict[str, str], name: str, default: float) -> float:
+    value = _float(env, name, default)
+    if not 0 < value < 86400:
+        raise ConfigError(f"{name}={env.get(name)!r} must be a number of seconds above 0")
+    return value
+
+
 @dataclasses.dataclass(frozen=True)
 class Config:
     env: str = "development"
@@ -101,6 +108,8 @@ class Config:
     worker_lease_seconds: int = 60
     http_connect_timeout: float = 5.0
     http_read_timeout: float = 15.0
+    http_total_timeout: float = 30.0
+    outbox_max_attempts: int = 20
     sandbox_port: int = 8100
     log_level: str = "info"
     dashboard_session_ttl: int = 12 * 3600
@@ -111,6 +120,10 @@ class Config:
     @property
     def production(self) -> bool:
         return self.env == "production"
+
+    @property
+    def development(self) -> bool:
+        return self.env == "development"
 
     def secret(self, name: str) -> str:
         return self.secrets[name]
@@ -172,6 +185,8 @@ class Config:
             worker_lease_seconds=_int(env, "WORKER_LEASE_SECONDS", 60, 1),
             http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
             http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
+            http_total_timeout=_positive_float(env, "HTTP_TOTAL_TIMEOUT", 30.0),
+            outbox_max_attempts=_int(env, "OUTBOX_MAX_ATTEMPTS", 20, 1),
             sandbox_port=_int(env, "SANDBOX_PORT", 8100, 1),
             log_level=env.get("LOG_LEVEL", "info").lower(),
             dashboard_session_ttl=parse_duration(

@@ -6,7 +6,7 @@ import subprocess
 
 from urllib.parse import urlsplit
 
-from app.commands import admin_connection, config_or_exit, fail
+from app.cli import admin_connection, config_or_exit, fail
 from app.config import ROOT
 
 

@@ -139,17 +139,22 @@ class Orchestrator:
     # -- the emission ----------------------------------------------------------------------
 
     async def orchestrate_insurance_emission(self, provider: str, item: StandardRiskItem,
-                                             idempotency_key: str) -> OrchestratorResult:
-        """SUCCESS with the adapter data, or FAILED with a stable code; never raises."""
+                                             idempotency_key: str, deadline: float | None = None) -> OrchestratorResult:
+        """SUCCESS with the adapter data, or FAILED with a stable code; never raises (but is
+        cancelled with its caller). `deadline` (the loop's clock): when the provider call must
+        end, PROVIDER_TIMEOUT otherwise."""
         slug = provider.upper() if isinstance(provider, str) else ""
         started = time.perf_counter()
         try:
-            result = await self._orchestrate(slug, item, idempotency_key)
+            result = await self._orchestrate(slug, item, idempotency_key, deadline)
         except Exception as exc:  # a bug or an outage here must not escape to the caller
             log.error("emission_internal_error", provider=slug, uid=getattr(item, "uid", None),
                       error=type(exc).__name__, at=_where(exc))
             result = _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the orchestrator failed ({type(exc).__name__})", False))
+        if result.retry_after is not None and not 0 <= result.retry_after <= self.config.integration_retry_cap_seconds:
+            result = dataclasses.replace(result, retry_after=min(max(result.retry_after, 0.0),
+                                                                 float(self.config.integration_retry_cap_seconds)))
         elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
         if result.ok:
             log.debug("emission_succeeded", provider=slug, uid=item.uid, external_id=result.external_id,
@@ -159,7 +164,8 @@ class Orchestrator:
                         http_status=result.http_status, retryable=result.retryable, ms=elapsed_ms)
         return result
 
-    async def _orchestrate(self, slug: str, item: StandardRiskItem, key: str) -> OrchestratorResult:
+    async def _orchestrate(self, slug: str, item: StandardRiskItem, key: str,
+                           deadline: float | None = None) -> OrchestratorResult:
         if slug not in self.adapters:
             return _failed(slug, EmissionError(UNKNOWN_PROVIDER, f"no adapter for provider {slug!r}", False))
         if not isinstance(item, StandardRiskItem):
@@ -167,7 +173,7 @@ class Orchestrator:
         if not isinstance(key, str) or not key:
             raise ValueError("an idempotency key is required")
         try:
-            response = await self._emit(slug, item, key)
+            response = await self._emit(slug, item, EmitContext(None, key, deadline))
         except _DATABASE_ERRORS as exc:  # reading the configuration: an outage, worth a retry
             log.error("provider_config_unreadable", provider=slug, error=type(exc).__name__)
             return _failed(slug, EmissionError(
@@ -189,13 +195,13 @@ class Orchestrator:
             INTERNAL_ORCHESTRATOR_ERROR, f"the {slug} adapter failed without an error", False)
         return _failed(slug, error, response.request_payload)
 
-    async def _emit(self, slug: str, item: StandardRiskItem, key: str) -> EmissionResponse:
+    async def _emit(self, slug: str, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
         """emit() with the access token; after a 401, fresh credentials and one more try."""
         adapter = await self._adapter(slug, self.config_ttl)
         token = await adapter.access_token(item)
-        response = await adapter.emit(item, EmitContext(access_token=token, idempotency_key=key))
+        response = await adapter.emit(item, dataclasses.replace(ctx, access_token=token))
         if response.success or not response.errors or response.errors[0].code != PROVIDER_AUTH_FAILED:
             return response
         adapter = await self._adapter(slug, CONFIG_REFRESH_SECONDS)
         token = await adapter.access_token(item, stale=token)
-        return await adapter.emit(item, EmitContext(access_token=token, idempotency_key=key))
+        return await adapter.emit(item, dataclasses.replace(ctx, access_token=token))

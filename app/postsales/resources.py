@@ -1,70 +1,71 @@
-"""The holder's routes: each verifies the post-sales JWT and calls one SQL function as
-insurance_holder with the token's claims; the claimant RLS policies decide what it sees.
-SQL builds the JSON; `send_raw` passes it through.
+"""The holder's routes: the `bearer` hook verifies the post-sales JWT, and each responder
+calls one SQL function as insurance_holder with the token's claims; the claimant RLS
+policies decide what it sees. SQL builds the JSON; `send_raw` passes it through.
 """
 from __future__ import annotations
 
 import falcon
 
-from app.db import HOLDER
-from app.postsales.validation import json_object, path_id
+from app.auth import bearer
+from app.postsales.validation import json_object, path_id, path_item
 from app.responses import send_raw
-from app.tokens import invalid_token
 
 
 class HolderResource:
+    """A holder route; each subclass is wrapped in the `bearer` hook (falcon.before wraps the
+    responders a class defines, not those of its subclasses)."""
+
     def __init__(self, services) -> None:
         self.db = services.db
-        self.tokens = services.postsales_tokens
+        self.credential = services.postsales_tokens
 
-    async def call(self, req: falcon.Request, function: str, *args, body: bool = False) -> str:
-        """`function(*args)` as the token's holder: 400/401 for a missing or bad token. With
-        `body`, the JSON object body is the last argument, read only once the token is good."""
-        verified = self.tokens.verify_header(req.get_header("Authorization"))
-        if not isinstance(verified.claims.get("email"), str):
-            raise invalid_token()
-        if body:
-            args = (*args, await json_object(req))
-        return await self.db.call(HOLDER, verified.claims_json, function, *args)
+    def call(self, req: falcon.Request, function: str, *args):
+        """`function(*args)` as the token's holder."""
+        return self.db.call_as(req.context.identity, function, *args)
 
 
+@falcon.before(bearer)
 class MyRiskItems(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         send_raw(resp, await self.call(req, "postsales.my_risk_items"))
 
 
+@falcon.before(bearer)
 class RiskItem(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        send_raw(resp, await self.call(req, "postsales.risk_item", path_id("riskItemId", riskItemId)))
+        send_raw(resp, await self.call(req, "postsales.risk_item", *path_item("riskItemId", riskItemId)))
 
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        item_id = path_id("riskItemId", riskItemId)
-        send_raw(resp, await self.call(req, "postsales.update_risk_item", item_id, body=True))
+        item = path_item("riskItemId", riskItemId)
+        send_raw(resp, await self.call(req, "postsales.update_risk_item", *item, await json_object(req)))
 
 
+@falcon.before(bearer)
 class Beneficiaries(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         send_raw(resp, await self.call(req, "postsales.risk_item_beneficiaries",
-                                       path_id("riskItemId", riskItemId)))
+                                       *path_item("riskItemId", riskItemId)))
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        item_id = path_id("riskItemId", riskItemId)
-        send_raw(resp, await self.call(req, "postsales.add_beneficiary", item_id, body=True),
+        item = path_item("riskItemId", riskItemId)
+        send_raw(resp, await self.call(req, "postsales.add_beneficiary", *item, await json_object(req)),
                  status=201)
 
 
+@falcon.before(bearer)
 class Beneficiary(HolderResource):
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                        beneficiaryId: str) -> None:
-        ids = path_id("riskItemId", riskItemId), path_id("beneficiaryId", beneficiaryId)
-        send_raw(resp, await self.call(req, "postsales.update_beneficiary", *ids, body=True))
+        ids = *path_item("riskItemId", riskItemId), path_id("beneficiaryId", beneficiaryId)
+        send_raw(resp, await self.call(req, "postsales.update_beneficiary", *ids, await json_object(req)))
 
     async def on_delete(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                         beneficiaryId: str) -> None:
-        ids = path_id("riskItemId", riskItemId), path_id("beneficiaryId", beneficiaryId)
+        ids = *path_item("riskItemId", riskItemId), path_id("beneficiaryId", beneficiaryId)
         send_raw(resp, await self.call(req, "postsales.remove_beneficiary", *ids))
 
 
+@falcon.before(bearer)
 class Variants(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        send_raw(resp, await self.call(req, "postsales.risk_item_variants", path_id("riskItemId", riskItemId)))
+        send_raw(resp, await self.call(req, "postsales.risk_item_variants", *path_item("riskItemId", riskItemId)))

@@ -5,6 +5,7 @@ Field rules of risk items and beneficiaries (what a holder may change) live in S
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import falcon
@@ -17,9 +18,20 @@ MAX_ID = 2**63 - 1
 
 
 def path_id(name: str, raw: str) -> int:
-    if not raw.isdigit() or len(raw) > 19 or not 0 < int(raw) <= MAX_ID:
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19 or not 0 < int(raw) <= MAX_ID:
         raise bad_request(f"{name} must be a positive integer", details={name: "not a valid id"})
     return int(raw)
+
+
+def path_item(name: str, raw: str) -> tuple[int | None, uuid.UUID | None]:
+    """A risk item named in the path by its integer id or by its uid: (id, None) or (None, uid)."""
+    if raw.isascii() and raw.isdigit():
+        return path_id(name, raw), None
+    try:
+        return None, uuid.UUID(raw)
+    except ValueError:
+        raise bad_request(f"{name} must be the item's uid or its integer id",
+                          details={name: "not a valid id or uid"}) from None
 
 
 async def json_object(req: falcon.Request) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 -- requires: packages
 -- requires: risk_items
 -- requires: audit_log
+-- requires: admin_commands
 -- Partners stay in their lane. A channel sells only the packages it is given (a partner
 -- must not start a dispatch to another partner's insurer, nor claim its policy numbers),
 -- and the metadata keys that the system owns (`integration`: the emission state the
@@ -69,39 +70,40 @@ CREATE TRIGGER risk_items_channel_lane BEFORE INSERT ON insurance.risk_items
   FOR EACH ROW WHEN (NEW.channel_id IS NOT NULL) EXECUTE FUNCTION insurance._check_channel_item();
 
 -- set_channel_packages(actor, channel, package_uids): the channel may sell exactly these
--- packages from now on; audited as channels.set_packages. Answers {id, packages: [uid...]};
--- PT404 CHANNEL_NOT_FOUND, PT422 UNKNOWN_PACKAGE (HINT {"packages": [unknown uids]}).
--- Operators only (the command line).
-CREATE FUNCTION insurance.set_channel_packages(_actor text, _channel uuid, _package_uids text[]) RETURNS jsonb
+-- packages from now on (audited as channels.set_packages); answers {id, packages: [uid...]},
+-- or refuses CHANNEL_NOT_FOUND / UNKNOWN_PACKAGE (the command line's admin.* convention).
+CREATE FUNCTION admin.set_channel_packages(_actor text, _id uuid, _package_uids text[]) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _unknown text[];
+  _targets jsonb := pg_catalog.jsonb_build_array(_id);
+  _unknown text;
   _result  jsonb;
 BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.channels WHERE id = _channel) THEN
-    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'channel not found', DETAIL = 'CHANNEL_NOT_FOUND';
+  IF NOT EXISTS (SELECT FROM insurance.channels WHERE id = _id) THEN
+    RETURN admin._refused(_actor, 'channels.set_packages', _targets, 'CHANNEL_NOT_FOUND',
+                          pg_catalog.format('no channel with id %s', _id));
   END IF;
-  SELECT pg_catalog.array_agg(u ORDER BY u) INTO _unknown
+  SELECT pg_catalog.string_agg(u, ', ' ORDER BY u) INTO _unknown
     FROM unnest(_package_uids) AS u WHERE NOT EXISTS (SELECT FROM insurance.packages p WHERE p.uid = u);
   IF _unknown IS NOT NULL THEN
-    RAISE EXCEPTION USING ERRCODE = 'PT422', MESSAGE = 'unknown package', DETAIL = 'UNKNOWN_PACKAGE',
-      HINT = pg_catalog.jsonb_build_object('packages', _unknown)::text;
+    RETURN admin._refused(_actor, 'channels.set_packages', _targets, 'UNKNOWN_PACKAGE',
+                          pg_catalog.format('no package with uid %s', _unknown));
   END IF;
   DELETE FROM insurance.channel_packages cp
-   WHERE cp.channel_id = _channel
+   WHERE cp.channel_id = _id
      AND cp.package_id NOT IN (SELECT p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids));
   INSERT INTO insurance.channel_packages (channel_id, package_id)
-  SELECT _channel, p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids)
+  SELECT _id, p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids)
   ON CONFLICT DO NOTHING;
-  SELECT pg_catalog.jsonb_build_object('id', _channel, 'packages', coalesce(pg_catalog.jsonb_agg(p.uid ORDER BY p.uid), '[]'))
+  SELECT pg_catalog.jsonb_build_object('id', _id, 'packages', coalesce(pg_catalog.jsonb_agg(p.uid ORDER BY p.uid), '[]'))
     INTO _result
     FROM insurance.channel_packages cp JOIN insurance.packages p ON p.id = cp.package_id
-   WHERE cp.channel_id = _channel;
-  PERFORM insurance.record_audit(_actor, 'channels.set_packages', pg_catalog.jsonb_build_array(_channel),
-                                 'ok', pg_catalog.jsonb_build_object('packages', _result -> 'packages'));
+   WHERE cp.channel_id = _id;
+  PERFORM insurance.record_audit(_actor, 'channels.set_packages', _targets, 'ok',
+                                 pg_catalog.jsonb_build_object('packages', _result -> 'packages'));
   RETURN _result;
 END
 $$;
-REVOKE ALL ON FUNCTION insurance.set_channel_packages(text, uuid, text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION admin.set_channel_packages(text, uuid, text[]) FROM PUBLIC;
 
 COMMIT;

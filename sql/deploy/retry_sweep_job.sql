@@ -1,21 +1,21 @@
 -- Deploy insurance:retry_sweep_job to pg
--- requires: emission_state_machine
--- requires: dispatch_triggers
--- requires: cron_role
+-- requires: retry_sweep_job@v1.0
+-- requires: outbox_functions
 -- requires: entry_point_roles
--- Rework: the minute sweep runs as insurance_cron (no superuser); sweep() starts with its
--- require_role guard; delivered outbox rows are purged by the retention job (OUTBOX_RETENTION)
--- instead of here.
+-- The sweep never resurrects a dead outbox row, and checks the switched role. The pg_cron
+-- job registered by @v1.0 calls the function by name and stays as it is.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- sweep: one pass; returns {"retriesQueued", "leasesFreed", "claimsFreed"}.
+-- sweep: one pass (a dead outbox row counts as pending and is never touched: an operator
+-- retries it); returns {"retriesQueued", "leasesFreed", "claimsFreed", "purged"}.
 CREATE OR REPLACE FUNCTION integrations.sweep() RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _queued integer;
   _leases integer;
   _claims integer;
+  _purged integer;
 BEGIN
   PERFORM insurance.require_role('insurance_service');
   SELECT count(outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', e.id),
@@ -25,20 +25,14 @@ BEGIN
    WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
      AND NOT integrations.retry_pending(e.id);
   UPDATE outbox.http_requests o SET lease_until = NULL, leased_by = NULL
-   WHERE o.delivered_at IS NULL AND o.lease_until < pg_catalog.now();
+   WHERE o.delivered_at IS NULL AND o.dead_at IS NULL AND o.lease_until < pg_catalog.now();
   GET DIAGNOSTICS _leases = ROW_COUNT;
   DELETE FROM insurance.emission_claims c WHERE c.lease_until < pg_catalog.now();
   GET DIAGNOSTICS _claims = ROW_COUNT;
+  DELETE FROM outbox.http_requests o WHERE o.delivered_at < pg_catalog.now() - interval '7 days';
+  GET DIAGNOSTICS _purged = ROW_COUNT;
   RETURN pg_catalog.jsonb_build_object('retriesQueued', _queued, 'leasesFreed', _leases,
-                                       'claimsFreed', _claims);
+                                       'claimsFreed', _claims, 'purged', _purged);
 END
 $$;
-REVOKE ALL ON FUNCTION integrations.sweep() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.sweep() TO insurance_service, insurance_app, insurance_cron;
-GRANT USAGE ON SCHEMA integrations TO insurance_cron;
-
-RESET ROLE;
-SELECT insurance.schedule_job('insurance-retry-sweep-' || current_database(), '* * * * *',
-                              'SELECT integrations.sweep()');
-
 COMMIT;

@@ -1,9 +1,6 @@
--- Revert insurance:retry_sweep_job from pg: the @v1.0 sweep, registered as the migrating user
+-- Revert insurance:retry_sweep_job from pg (back to @v1.0)
 BEGIN;
-SELECT insurance.unschedule_job('insurance-retry-sweep-' || current_database());
-REVOKE USAGE ON SCHEMA integrations FROM insurance_cron;
 SET LOCAL ROLE insurance_owner;
-REVOKE ALL ON FUNCTION integrations.sweep() FROM insurance_cron;
 
 -- sweep: one pass; returns {"retriesQueued", "leasesFreed", "claimsFreed", "purged"}.
 CREATE OR REPLACE FUNCTION integrations.sweep() RETURNS jsonb
@@ -31,39 +28,4 @@ BEGIN
                                        'claimsFreed', _claims, 'purged', _purged);
 END
 $$;
-REVOKE ALL ON FUNCTION integrations.sweep() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.sweep() TO insurance_service, insurance_app;
-
-RESET ROLE;
-DO $$
-DECLARE
-  _cron_db text := current_setting('cron.database_name', true);
-  _conn text;
-  _job text := 'insurance-retry-sweep-' || current_database();
-  _id bigint;
-BEGIN
-  IF _cron_db IS NULL THEN
-    RAISE NOTICE 'retry sweep not scheduled: pg_cron is not loaded in this cluster';
-    RETURN;
-  END IF;
-  _conn := format('host=%s port=%s dbname=%s user=%s',
-                  split_part(current_setting('unix_socket_directories'), ',', 1),
-                  current_setting('port'), _cron_db, current_user);
-  IF NOT EXISTS (SELECT FROM public.dblink(_conn, 'SELECT 1 FROM pg_extension WHERE extname = ''pg_cron''')
-                              AS t(x int)) THEN
-    RAISE NOTICE 'retry sweep not scheduled: pg_cron is not installed in database %', _cron_db;
-    RETURN;
-  END IF;
-  SELECT j INTO _id FROM public.dblink(_conn, format(
-    'SELECT cron.schedule_in_database(%L, %L, %L, %L)',
-    _job, '* * * * *', 'SELECT integrations.sweep()', current_database())) AS t(j bigint);
-  RAISE NOTICE 'retry sweep scheduled: pg_cron job % (%) in database %, every minute', _id, _job, _cron_db;
-EXCEPTION WHEN OTHERS THEN
-  -- e.g. a migrating role that dblink may not connect as: say so, deploy anyway.
-  RAISE NOTICE '%', format('retry sweep not scheduled: %s (schedule it in the cron database: '
-                           'SELECT cron.schedule_in_database(%L, %L, %L, %L))',
-                           SQLERRM, _job, '* * * * *', 'SELECT integrations.sweep()', current_database());
-END
-$$;
-
 COMMIT;

@@ -9,13 +9,14 @@ INSERT INTO insurance.packages (uid, name) VALUES ('lane-mine', 'Mine'), ('lane-
 INSERT INTO insurance.package_variants (package_id, code, name)
   SELECT id, 'travel', 'Travel' FROM insurance.packages WHERE uid LIKE 'lane-%';
 
-SELECT is(insurance.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-000000000043', ARRAY['lane-mine']),
+SELECT is(admin.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-000000000043', ARRAY['lane-mine']),
           '{"id": "abababab-0000-4000-8000-000000000043", "packages": ["lane-mine"]}'::jsonb,
           'set_channel_packages gives the channel its packages');
 SELECT is((SELECT action || ' ' || actor FROM insurance.audit_log ORDER BY id DESC LIMIT 1),
           'channels.set_packages cli:pgtap', 'and writes an audit row');
-SELECT throws_ok($$SELECT insurance.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-000000000043', ARRAY['lane-nope'])$$,
-                 'PT422', 'unknown package', 'an unknown package uid is refused');
+SELECT is(admin.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-000000000043', ARRAY['lane-nope', 'lane-mine']),
+          '{"error": "UNKNOWN_PACKAGE", "message": "no package with uid lane-nope"}'::jsonb,
+          'an unknown package uid is refused, and nothing changes');
 
 SELECT set_config('role', 'insurance_channel', true),
        set_config('request.jwt.claims', '{"sub": "abababab-0000-4000-8000-000000000043", "branch": "v1", "gen": 1}', true);
@@ -35,7 +36,7 @@ SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-the
                  'PT403', NULL, 'another partner''s policy number: refused for the package, never a 409 that tells it exists');
 RESET ROLE;
 
-SELECT is(insurance.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-000000000043', ARRAY['lane-theirs']) -> 'packages',
+SELECT is(admin.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-000000000043', ARRAY['lane-theirs']) -> 'packages',
           '["lane-theirs"]'::jsonb, 'the list is replaced');
 SELECT set_config('role', 'insurance_channel', true);
 SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-mine", "policy_uid": "LANE-4", "variant": "travel"}')$$,

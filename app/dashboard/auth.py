@@ -1,0 +1,200 @@
+"""Dashboard sessions: POST /api/auth/login, POST /api/auth/logout, and the cookie check of /api/trpc.
+
+A back-office user logs in with e-mail and password (argon2 hash, verified here: SQL cannot);
+the answer sets an HttpOnly, SameSite=Lax cookie whose value is a random token. The database
+keeps only its SHA-256 in insurance.dashboard_sessions (expiring, revocable). Attempts are
+reserved per e-mail and IP in PostgreSQL before the password is verified, and refunded on
+success (dashboard.login_user answers PT429 once none is left), so a burst cannot outrun them.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import secrets
+from urllib.parse import urlsplit
+
+import argon2
+import asyncpg
+import falcon
+import orjson
+import structlog
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.dashboard.passwords import PASSWORD_HASHER
+from app import db, errors
+from app.config import Config
+from app.middleware import client_ip
+from app.responses import send
+
+log = structlog.get_logger("app.dashboard.auth")
+
+SESSION_COOKIE = "dashboard_session"
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def secure_cookie(config: Config) -> bool:
+    """Secure, unless development or test is served on localhost (plain HTTP)."""
+    local = urlsplit(config.public_base_url).hostname in _LOCAL_HOSTS
+    return not (config.env in ("development", "test") and local)
+
+
+def allowed_origins(config: Config) -> frozenset[str]:
+    """The app's own origin (PUBLIC_BASE_URL) and DASHBOARD_ALLOWED_ORIGINS."""
+    own = urlsplit(config.public_base_url)
+    return frozenset({f"{own.scheme}://{own.netloc}", *config.dashboard_allowed_origins})
+
+
+def origin_allowed(req: falcon.Request, origins: frozenset[str]) -> bool:
+    """A browser names the page's origin on every POST; a request without Origin is no browser's."""
+    origin = req.get_header("Origin")
+    return origin is None or origin in origins
+
+
+def cors(req: falcon.Request, resp: falcon.Response, origins: frozenset[str], preflight: bool = False) -> None:
+    """CORS with credentials for a dashboard served from an allowed origin other than the app's
+    own (DASHBOARD_ALLOWED_ORIGINS); a preflight also says which methods and headers may come."""
+    resp.append_header("Vary", "Origin")
+    origin = req.get_header("Origin")
+    if origin is None or origin not in origins:
+        return
+    resp.set_header("Access-Control-Allow-Origin", origin)
+    resp.set_header("Access-Control-Allow-Credentials", "true")
+    if preflight:
+        resp.set_header("Access-Control-Allow-Methods", "GET, POST")
+        resp.set_header("Access-Control-Allow-Headers", "content-type, trpc-accept")
+        resp.set_header("Access-Control-Max-Age", "600")
+
+
+class Preflight:
+    """OPTIONS of the dashboard's routes: 204 with the CORS answer for an allowed origin."""
+
+    origins: frozenset[str]
+    allow = "POST, OPTIONS"
+
+    async def on_options(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        resp.status = falcon.HTTP_204
+        resp.set_header("Allow", self.allow)
+        cors(req, resp, self.origins, preflight=True)
+
+
+def cookie_token(req: falcon.Request) -> str | None:
+    """The session cookie's value, when it has a plausible one."""
+    token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
+    return token if token and len(token) <= 200 else None
+
+
+async def session_identity(database: db.Database, req: falcon.Request) -> db.Identity | None:
+    """The identity of the request's live dashboard session (insurance_dashboard with the
+    session's claims), or None."""
+    token = cookie_token(req)
+    if token is None:
+        return None
+    claims = await database.call(db.ANON, None, "dashboard.session_claims", token_hash(token))
+    return db.Identity(db.DASHBOARD, claims) if claims else None
+
+
+async def session(req: falcon.Request, resp: falcon.Response, resource, params: dict) -> None:
+    """falcon.before hook of a dashboard page: the session's identity on req.context, or 401."""
+    identity = await session_identity(resource.db, req)
+    if identity is None:
+        raise errors.ApiError(401, "UNAUTHORIZED", "a valid dashboard session is required")
+    req.context.identity = identity
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    return PASSWORD_HASHER.hash(secrets.token_urlsafe(16))
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    try:
+        return PASSWORD_HASHER.verify(password_hash, password)
+    except (argon2.exceptions.VerificationError, argon2.exceptions.InvalidHashError):
+        return False
+
+
+class LoginInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    email: str = Field(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+    password: str = Field(min_length=1, max_length=1024)
+
+
+async def _login_input(req: falcon.Request) -> LoginInput:
+    if (req.content_type or "").split(";")[0].strip().lower() != falcon.MEDIA_JSON:
+        raise errors.ApiError(415, message="the body must be JSON (Content-Type: application/json)")
+    raw = await req.stream.read(64 * 1024)
+    try:
+        return LoginInput.model_validate_json(raw)
+    except ValidationError as exc:
+        fields = sorted({".".join(map(str, e["loc"])) or "body" for e in exc.errors()})
+        raise errors.bad_request("e-mail and password are required", details={"fields": fields}) from None
+
+
+class _SessionRoute(Preflight):
+    """Login and logout: POSTs that a foreign page must not make (login CSRF, forced logout)."""
+
+    def __init__(self, services) -> None:
+        self.services = services
+        self.secure = secure_cookie(services.config)
+        self.origins = allowed_origins(services.config)
+
+    def guard(self, req: falcon.Request, resp: falcon.Response) -> None:
+        cors(req, resp, self.origins)
+        if not origin_allowed(req, self.origins):
+            raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
+
+
+class Login(_SessionRoute):
+    def __init__(self, services) -> None:
+        super().__init__(services)
+        self.argon2 = asyncio.Semaphore(services.config.dashboard_login_concurrency)
+
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self.guard(req, resp)
+        body = await _login_input(req)
+        email, ip, call = body.email.lower(), client_ip(req), self.services.db.call
+        ttl = self.services.config.dashboard_session_ttl
+        try:
+            found = await call(db.ANON, None, "dashboard.login_user", email, ip)
+        except asyncpg.PostgresError as exc:
+            api_error = errors.from_database(exc)
+            if api_error is None or api_error.status_code != 429:
+                raise
+            retry_after = str((api_error.details or {}).get("retryAfter", 60))
+            log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
+            raise errors.ApiError(429, "RATE_LIMITED", api_error.message, headers={"Retry-After": retry_after}) from None
+        user = orjson.loads(found) if found else None
+        # The attempt is already counted (login_user reserved it). An unknown e-mail costs the
+        # same hash verification as a wrong password; at most DASHBOARD_LOGIN_CONCURRENCY
+        # verifications (19 MiB each) run at once in this process, the rest wait their turn.
+        async with self.argon2:
+            verified = await asyncio.to_thread(_verify, user["passwordHash"] if user else _dummy_hash(),
+                                               body.password)
+        if not (user and verified):
+            log.info("dashboard_login_failed", email=email, ip=ip, known_user=user is not None)
+            raise errors.ApiError(401, "INVALID_CREDENTIALS", "invalid e-mail or password")
+        token = secrets.token_urlsafe(32)
+        session = orjson.loads(await call(
+            db.ANON, None, "dashboard.login_succeeded", email, user["passwordHash"], token_hash(token),
+            ttl, ip, req.user_agent))
+        log.info("dashboard_login", user_id=session["userId"], ip=ip)
+        resp.set_cookie(SESSION_COOKIE, token, max_age=ttl, path="/", secure=self.secure,
+                        http_only=True, same_site="Lax")
+        send(resp, {"user": {"id": session["userId"], "email": session["email"]},
+                    "expiresAt": session["expiresAt"]})
+
+
+class Logout(_SessionRoute):
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        self.guard(req, resp)
+        token = cookie_token(req)
+        revoked = False
+        if token is not None:
+            revoked = await self.services.db.call(db.ANON, None, "dashboard.logout", token_hash(token))
+        resp.unset_cookie(SESSION_COOKIE, path="/", same_site="Lax")
+        send(resp, {"revoked": bool(revoked)})

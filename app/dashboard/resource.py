@@ -1,0 +1,252 @@
+"""GET/POST /api/trpc/{path}: parse a tRPC call or batch, run its procedures, answer in tRPC's envelope.
+
+Errors never leave through app/errors.py: the real client can only read tRPC's error shape
+(a numeric `code`), so every failure, expected or not, is answered here.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+import falcon
+import orjson
+import structlog
+from pydantic import ValidationError
+
+from app import errors
+from app.db import Identity
+from app.dashboard import auth
+from app.dashboard.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
+                               is_superjson, result_item, stream_head)
+from app.dashboard.router import PROCEDURES, Context, Procedure
+
+log = structlog.get_logger("app.dashboard")
+
+MAX_BATCH = 50
+MAX_BODY = 1024 * 1024
+METHODS = {"query": "GET", "mutation": "POST"}
+
+
+class _Call:
+    __slots__ = ("index", "path", "procedure", "input", "input_error")
+
+    def __init__(self, index: int, path: str) -> None:
+        self.index = index
+        self.path = path
+        self.procedure: Procedure | None = PROCEDURES.get(path)
+        self.input: Any = MISSING
+        self.input_error: TrpcError | None = None
+
+
+def _is_json(req: falcon.Request) -> bool:
+    return (req.content_type or "").split(";", 1)[0].strip().lower() == falcon.MEDIA_JSON
+
+
+def _accepts_jsonl(req: falcon.Request) -> bool:
+    trpc_accept = req.get_header("trpc-accept")
+    if trpc_accept is not None:
+        return trpc_accept == "application/jsonl"
+    return any(t.strip() == "application/jsonl" for t in (req.get_header("Accept") or "").split(","))
+
+
+def _validation_error(exc: ValidationError) -> TrpcError:
+    issues = [{"path": list(e["loc"]), "message": e["msg"]} for e in exc.errors(include_url=False)]
+    summary = "; ".join(f"{'.'.join(map(str, i['path'])) or 'input'}: {i['message']}" for i in issues[:5])
+    return TrpcError("BAD_REQUEST", f"Invalid input: {summary}", {"issues": issues})
+
+
+def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> TrpcError:
+    """A database outcome the SQL function signalled (PTnnn), or a generic 500 with nothing inside."""
+    api_error = errors.from_database(exc) if isinstance(exc, asyncpg.PostgresError) else None
+    if isinstance(exc, errors.ApiError):  # e.g. DATABASE_BUSY from the pool
+        api_error = exc
+    if api_error is not None:
+        return TrpcError.from_status(api_error.status_code, api_error.message)
+    log.error("trpc_unhandled_error", request_id=getattr(req.context, "request_id", None), path=path,
+              exc_info=exc)
+    return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")
+
+
+class Trpc(auth.Preflight):
+    """One resource for every procedure; the procedure path is the last URL segment."""
+
+    allow = "GET, POST, OPTIONS"
+
+    def __init__(self, services) -> None:
+        self.services = services
+        self.origins = auth.allowed_origins(services.config)
+
+    async def on_get(self, req: falcon.Request, resp: falcon.Response, path: str = "") -> None:
+        await self._handle(req, resp, path)
+
+    async def on_post(self, req: falcon.Request, resp: falcon.Response, path: str = "") -> None:
+        await self._handle(req, resp, path)
+
+    async def on_head(self, req: falcon.Request, resp: falcon.Response, path: str = "") -> None:
+        resp.status = falcon.HTTP_204
+
+    async def on_put(self, req: falcon.Request, resp: falcon.Response, path: str = "") -> None:
+        resp.set_header("Allow", "GET, POST")
+        self._write(resp, [error_item(TrpcError(
+            "METHOD_NOT_SUPPORTED", f"Unsupported {req.method}-request to path \"{path}\""), path or None, False)],
+            batch=False)
+
+    on_patch = on_delete = on_put
+
+    async def not_found(self, req: falcon.Request, resp: falcon.Response, **params: str) -> None:
+        """Sink for /api/trpc/... paths no route matches (a slash inside): NOT_FOUND, still tRPC's."""
+        path = req.path[len("/api/trpc/"):]
+        self._write(resp, [error_item(TrpcError("NOT_FOUND", f'No procedure found on path "{path}"'),
+                                      path, False)], batch=False)
+
+    async def _handle(self, req: falcon.Request, resp: falcon.Response, path: str) -> None:
+        resp.set_header("Vary", "trpc-accept, accept")
+        auth.cors(req, resp, self.origins)
+        resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
+        batch = req.get_param("batch") == "1"
+        stream = _accepts_jsonl(req)
+        context = _Session(self.services, req)
+        # Credentials before the body: without a live session nothing is read (each call then
+        # answers UNAUTHORIZED).
+        reads = req.method != "POST" or await context.live()
+        raw, parse_error = await self._raw_input(req) if reads else (MISSING, None)
+        superjson = False
+        calls = [_Call(i, p) for i, p in enumerate(path.split(",") if batch else [path])]
+        try:
+            superjson = self._assign_inputs(calls, raw, parse_error, batch)
+            self._check_request(req, calls, batch, stream)
+        except TrpcError as error:  # the request as a whole: one error, no path (as tRPC answers it)
+            self._write(resp, [error_item(error, None, superjson)], batch=False)
+            return
+        outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
+        streaming = stream and batch
+        wrap = superjson and not streaming  # a stream line is serialized as a whole instead
+        items = [result_item(data, wrap) if error is None else error_item(error, call.path, wrap)
+                 for call, (data, error) in zip(calls, outcomes)]
+        if streaming:
+            resp.status = falcon.HTTP_200
+            resp.content_type = falcon.MEDIA_JSON  # as @trpc/server answers JSONL by default
+            resp.data = stream_head(items, superjson)
+        else:
+            self._write(resp, items, batch)
+
+    async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
+        if req.method == "GET":
+            text = req.get_param("input")
+            if not text:
+                return MISSING, None
+        else:
+            if (req.content_length or 0) > MAX_BODY:
+                return MISSING, TrpcError("PAYLOAD_TOO_LARGE", "Request body too large")
+            text = await req.stream.read(MAX_BODY + 1)
+            if len(text) > MAX_BODY:
+                return MISSING, TrpcError("PAYLOAD_TOO_LARGE", "Request body too large")
+            if not text:
+                return MISSING, None
+        try:
+            return orjson.loads(text), None
+        except orjson.JSONDecodeError:
+            return MISSING, TrpcError("BAD_REQUEST", "Input is not valid JSON")
+
+    @staticmethod
+    def _assign_inputs(calls: list[_Call], raw: Any, parse_error: TrpcError | None, batch: bool) -> bool:
+        """Hands each call its input (or its input error); True when the client speaks superjson."""
+        if parse_error is not None:
+            if parse_error.code == "PAYLOAD_TOO_LARGE":
+                raise parse_error
+            for call in calls:
+                call.input_error = parse_error
+            return False
+        if raw is MISSING:
+            return False
+        if not batch:
+            superjson = is_superjson(raw)
+            calls[0].input = from_superjson(raw) if superjson else raw
+            return superjson
+        if not isinstance(raw, dict):
+            for call in calls:
+                call.input_error = TrpcError("BAD_REQUEST", '"input" needs to be an object when doing a batch call')
+            return False
+        present = [raw[str(c.index)] for c in calls if str(c.index) in raw]
+        superjson = bool(present) and all(is_superjson(v) for v in present)
+        for call in calls:
+            if str(call.index) in raw:
+                value = raw[str(call.index)]
+                call.input = from_superjson(value) if superjson else value
+        return superjson
+
+    @staticmethod
+    def _check_request(req: falcon.Request, calls: list[_Call], batch: bool, stream: bool) -> None:
+        if req.method == "POST" and not _is_json(req):
+            raise TrpcError("UNSUPPORTED_MEDIA_TYPE",
+                            f'Unsupported content-type "{req.content_type}"' if req.content_type
+                            else "Missing content-type header")
+        if batch and len(calls) > MAX_BATCH:
+            raise TrpcError("BAD_REQUEST", "Batch call exceeds maximum size")
+        if stream and not batch:
+            raise TrpcError("BAD_REQUEST", "Streaming requests must be batched (you can do a batch of 1)")
+        types = sorted({c.procedure.type for c in calls if c.procedure is not None})
+        if len(types) > 1:
+            raise TrpcError("BAD_REQUEST", f"Cannot mix procedure types in call: {', '.join(types)}")
+
+    async def _run(self, req: falcon.Request, resp: falcon.Response, call: _Call,
+                   session: "_Session") -> tuple[Any, TrpcError | None]:
+        procedure = call.procedure
+        try:
+            if procedure is None:
+                raise TrpcError("NOT_FOUND", f'No procedure found on path "{call.path}"')
+            if METHODS[procedure.type] != req.method:
+                resp.set_header("Allow", METHODS[procedure.type])
+                raise TrpcError("METHOD_NOT_SUPPORTED",
+                                f'Unsupported {req.method}-request to {procedure.type} procedure at path "{call.path}"')
+            identity = await session.identity()
+            if procedure.type == "mutation" and not auth.origin_allowed(req, self.origins):
+                raise TrpcError("FORBIDDEN", "Mutations are refused from this origin")
+            if call.input_error is not None:
+                raise call.input_error
+            value = call.input
+            if value is MISSING or value is None:
+                value = {} if procedure.optional_input else None
+            try:
+                params = procedure.input.model_validate(value)
+            except ValidationError as exc:
+                raise _validation_error(exc) from None
+            return await procedure.run(Context(self.services, identity), params), None
+        except TrpcError as error:
+            return None, error
+        except Exception as exc:  # answered in the envelope, logged with the request id
+            return None, _unexpected(exc, req, call.path)
+
+    @staticmethod
+    def _write(resp: falcon.Response, items: list[dict], batch: bool) -> None:
+        resp.status = batch_status(items)
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = dumps(items if batch else items[0])
+
+
+class _Session:
+    """The request's dashboard session, looked up once however many calls need it."""
+
+    def __init__(self, services, req: falcon.Request) -> None:
+        self._lookup = None
+        self.services = services
+        self.req = req
+
+    def _identity(self):
+        if self._lookup is None:
+            self._lookup = asyncio.ensure_future(auth.session_identity(self.services.db, self.req))
+        return self._lookup
+
+    async def live(self) -> bool:
+        """True when the request carries a live session (a failed lookup is left to identity())."""
+        try:
+            return await self._identity() is not None
+        except Exception:
+            return False
+
+    async def identity(self) -> Identity:
+        identity = await self._identity()
+        if identity is None:
+            raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
+        return identity

@@ -1,0 +1,108 @@
+"""The dashboard's procedures: router `integrationEmissions`.
+
+Each procedure is thin: its input is validated by a pydantic model (BAD_REQUEST otherwise),
+then it makes one call, as insurance_dashboard with the session's claims, and answers what
+SQL built (passed through as an orjson.Fragment, without a decode/encode round trip).
+"""
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Annotated, Any, Awaitable, Callable, Literal
+
+import orjson
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
+
+from app.db import Identity
+
+Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
+Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RiskItemRef(Input):
+    """A risk item named by its integer id or by its uid (both: they must name the same item)."""
+    riskItemId: Id | None = None
+    riskItemUid: uuid.UUID | None = None
+
+    @model_validator(mode="after")
+    def _one_of_them(self) -> "RiskItemRef":
+        if self.riskItemId is None and self.riskItemUid is None:
+            raise ValueError("give riskItemId or riskItemUid")
+        return self
+
+
+class ByRiskItemInput(RiskItemRef):
+    pass
+
+
+class ListInput(Input):
+    status: Annotated[list[Status], Field(min_length=1, max_length=3)] | Status | None = None
+    provider: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
+    since: AwareDatetime | None = None   # updated_at >= since
+    until: AwareDatetime | None = None   # updated_at < until
+    cursor: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$")] | None = None  # nextCursor of the last page
+    limit: Annotated[StrictInt, Field(ge=1, le=100)] = 50
+
+
+class RetryInput(Input):
+    emissionIds: Annotated[list[Id], Field(min_length=1, max_length=100)]
+
+
+class SyncInput(RiskItemRef):
+    pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    services: Any
+    identity: Identity  # the session's: insurance_dashboard with its claims
+
+
+@dataclasses.dataclass(frozen=True)
+class Procedure:
+    type: Literal["query", "mutation"]
+    input: type[Input]
+    run: Callable[[Context, Any], Awaitable[Any]]
+    optional_input: bool = False  # no input at all means the model's defaults
+
+
+def _sql(value: str | None) -> orjson.Fragment:
+    return orjson.Fragment(value if value is not None else "null")
+
+
+async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
+    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.risk_item_emissions",
+                                              params.riskItemId, params.riskItemUid))
+
+
+async def list_emissions(ctx: Context, params: ListInput) -> Any:
+    statuses = [params.status] if isinstance(params.status, str) else params.status
+    return _sql(await ctx.services.db.call_as(
+        ctx.identity, "dashboard.list_emissions", statuses, params.provider,
+        params.since, params.until, int(params.cursor) if params.cursor else None, params.limit))
+
+
+async def retry_emissions(ctx: Context, params: RetryInput) -> Any:
+    """retryFromBackoffice: the same outbox /retry call as the automatic retry, per emission."""
+    ids = list(dict.fromkeys(params.emissionIds))
+    return _sql(await ctx.services.db.call_as(ctx.identity, "integrations.retry_from_backoffice", ids))
+
+
+async def sync_beneficiaries(ctx: Context, params: SyncInput) -> Any:
+    """executeEmission of the item's beneficiaries to its package's post-sales provider: the
+    key is claimed by the dashboard's own entry point, as the session (audited there)."""
+    begun = await ctx.services.pipeline.begin("dashboard.begin_beneficiaries_sync", params.riskItemId,
+                                              params.riskItemUid, identity=ctx.identity)
+    return await ctx.services.pipeline.run_claimed(begun)
+
+
+PROCEDURES: dict[str, Procedure] = {
+    "integrationEmissions.byRiskItem": Procedure("query", ByRiskItemInput, by_risk_item),
+    "integrationEmissions.list": Procedure("query", ListInput, list_emissions, optional_input=True),
+    "integrationEmissions.retryEmissions": Procedure("mutation", RetryInput, retry_emissions),
+    "integrationEmissions.syncBeneficiaries": Procedure("mutation", SyncInput, sync_beneficiaries),
+}
