@@ -12,7 +12,8 @@ import secrets
 
 import orjson
 
-from app.cli import add_actor, actor, admin, json_object_arg, print_json
+from app.cli import add_actor, actor, admin, admin_connection, fail, json_object_arg, print_json
+from app.db import call_admin
 
 BRANCHES = ("v1", "v2", "ia/v1", "ia/v2", "integrations/v1", "integrations/v2")
 API_KEY_PREFIX = "ik_"
@@ -26,9 +27,16 @@ def new_api_key() -> tuple[str, bytes]:
 def create(args) -> int:
     key, key_hash = new_api_key()
     branches = list(dict.fromkeys(args.branch or ["v1"]))
-    row = admin("admin.create_channel", actor(args), args.name, branches, key_hash,
-                orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(args.integration_payload or {}).decode())
-    sold = admin("admin.set_channel_packages", actor(args), row["id"], list(dict.fromkeys(args.package or [])))
+    # One transaction: a refused package leaves no channel behind.
+    with admin_connection() as conn:
+        row = call_admin(conn, "admin.create_channel", actor(args), args.name, branches, key_hash,
+                         orjson.dumps(args.ia_keys or {}).decode(),
+                         orjson.dumps(args.integration_payload or {}).decode())
+        sold = row if "error" in row else call_admin(conn, "admin.set_channel_packages", actor(args), row["id"],
+                                                     list(dict.fromkeys(args.package or [])))
+        if "error" in sold:
+            conn.rollback()
+            fail(sold["message"])
     print_json({**row, "packages": sold["packages"], "apiKey": key})
     return 0
 

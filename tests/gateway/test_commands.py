@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import orjson
 
+from tests.conftest import unique
 from tests.gateway.conftest import api
 from tests.test_cli import cli
 
@@ -95,3 +96,10 @@ async def test_partner_metadata_may_not_hold_system_owned_keys(client, admin, ma
     assert resp.json["error"]["details"] == [{"field": "metadata.integration", "message": "is owned by the system"}]
     assert admin.execute("SELECT count(*) AS n FROM insurance.risk_items WHERE channel_id = %s",
                          (channel["id"],)).fetchone()["n"] == 0
+
+
+def test_create_with_an_unknown_package_creates_nothing(admin):
+    name = unique("lane")
+    done = cli("channels", "create", "--name", name, "--package", "no-such-package")
+    assert done.returncode == 1 and done.stderr.strip().endswith("no package with uid no-such-package")
+    assert admin.execute("SELECT count(*) AS n FROM insurance.channels WHERE name = %s", (name,)).fetchone()["n"] == 0
