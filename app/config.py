@@ -6,6 +6,7 @@ command line. In production (`APP_ENV=production`) a missing or short secret sto
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 import secrets
@@ -116,6 +117,10 @@ class Config:
     dashboard_login_concurrency: int = 2
     outbox_retention: int = 7 * 86400
     dashboard_allowed_origins: tuple[str, ...] = ()
+    metrics_allowed_ips: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
+    worker_metrics_port: int = 0  # 0: the worker serves no /metrics
+    sandbox_smtp_port: int = 1025
+    max_body_bytes: int = 1024 * 1024  # authenticated routes; anonymous ones: app.validation
 
     @property
     def production(self) -> bool:
@@ -148,6 +153,12 @@ class Config:
         port = _int(env, "PORT", 8000, 1)
         host = env.get("HOST", "127.0.0.1")
         origins = tuple(o.strip() for o in env.get("POSTSALES_ALLOWED_ORIGINS", "").split(",") if o.strip())
+        metrics_ips = env.get("METRICS_ALLOWED_IPS", "127.0.0.1,::1")
+        try:
+            metrics_networks = tuple(ipaddress.ip_network(part.strip(), strict=False)
+                                     for part in metrics_ips.split(",") if part.strip())
+        except ValueError:
+            raise ConfigError(f"METRICS_ALLOWED_IPS={metrics_ips!r} is not a list of addresses or networks") from None
         return cls(
             env=mode,
             database_url=env.get("DATABASE_URL", cls.database_url),
@@ -195,4 +206,8 @@ class Config:
             outbox_retention=parse_duration("OUTBOX_RETENTION", env.get("OUTBOX_RETENTION", "7d")),
             dashboard_allowed_origins=tuple(
                 o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
+            metrics_allowed_ips=metrics_networks,
+            worker_metrics_port=_int(env, "WORKER_METRICS_PORT", 0),
+            sandbox_smtp_port=_int(env, "SANDBOX_SMTP_PORT", 1025, 0),
+            max_body_bytes=_int(env, "MAX_BODY_BYTES", cls.max_body_bytes, 1024),
         )

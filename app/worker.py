@@ -71,7 +71,7 @@ RETRIED_STATUSES = frozenset({408, 409, 425, 429})
 class Worker:
     def __init__(self, config: Config, concurrency: int = 64, batch: int = 100,
                  poll_interval: float = 1.0, lease_seconds: int = 60, grace_seconds: float = 20.0,
-                 dispatch_batch: int = 25) -> None:
+                 dispatch_batch: int = 25, metrics_port: int = 0, metrics_host: str = "127.0.0.1") -> None:
         self.config = config
         self.name = PROCESS_NAME
         self.concurrency = concurrency
@@ -91,6 +91,9 @@ class Worker:
         self._listener: asyncpg.Connection | None = None
         self.delivered = 0
         self.results: collections.Counter[str] = collections.Counter()  # deliveries by result
+        self.metrics_port = metrics_port
+        self.metrics_host = metrics_host
+        self._deliveries = self._claim_size = None  # prometheus-client's, with --metrics-port
 
     # -- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:
@@ -99,7 +102,18 @@ class Worker:
         self._stopping.set()
         self._wake.set()
 
+    def _serve_metrics(self) -> None:
+        """/metrics on metrics_port (a thread of prometheus-client's), when one is given."""
+        from prometheus_client import start_http_server
+
+        from app.metrics import worker_metrics
+        self._deliveries, self._claim_size = worker_metrics(lambda: len(self._inflight))
+        start_http_server(self.metrics_port, addr=self.metrics_host)
+        log.info("worker_metrics", url=f"http://{self.metrics_host}:{self.metrics_port}/metrics")
+
     async def run(self) -> None:
+        if self.metrics_port:
+            self._serve_metrics()
         await self.db.open()
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         # The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most).
@@ -172,6 +186,8 @@ class Worker:
                         for row in chunk:
                             self._inflight[row["id"]] = task
                 claimed = len(data["requests"])
+                if self._claim_size is not None:
+                    self._claim_size.observe(claimed)
                 if data["nextDueAt"] is not None:
                     self._schedule_wake(data["nextDueAt"])
             if claimed and claimed == min(free, self.batch) and len(self._inflight) < self.concurrency:
@@ -263,6 +279,8 @@ class Worker:
             name = OK if status < 400 else REJECTED
         self._results.append(result)
         self.results[name] += 1
+        if self._deliveries is not None:
+            self._deliveries.labels(name).inc()
         return name
 
     async def _flush_loop(self) -> None:
@@ -322,7 +340,9 @@ def worker(args) -> int:
     w = Worker(config, concurrency=args.concurrency or config.worker_concurrency,
                batch=args.batch, poll_interval=args.poll_interval or config.worker_poll_interval,
                lease_seconds=args.lease_seconds or config.worker_lease_seconds,
-               dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch)
+               dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch,
+               metrics_port=args.metrics_port if args.metrics_port is not None else config.worker_metrics_port,
+               metrics_host=args.metrics_host)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -349,4 +369,7 @@ def register(subparsers) -> None:
     p.add_argument("--lease-seconds", type=int,
                    help="how long a claimed row is ours; a dead worker's rows come back after it "
                         "(WORKER_LEASE_SECONDS, 60)")
+    p.add_argument("--metrics-port", type=int,
+                   help="serve /metrics (Prometheus) on this port (WORKER_METRICS_PORT; default none)")
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of /metrics (default 127.0.0.1)")
     p.set_defaults(func=worker)

@@ -1,8 +1,10 @@
 """`serve` and `migrate`."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
 
 from urllib.parse import urlsplit
 
@@ -45,11 +47,20 @@ def serve(args) -> int:
     from app.logging import configure
     config = config_or_exit()
     configure(config.log_level)
-    uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
-                workers=args.workers, loop="uvloop", http="httptools", access_log=False,
-                log_level=config.log_level, proxy_headers=True,
-                # Only these peers' X-Forwarded-For names the client (per-IP limits key on it).
-                forwarded_allow_ips=config.forwarded_allow_ips)
+    metrics_dir = None
+    if args.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # Set before any worker process imports prometheus-client (app/metrics.py): each keeps
+        # its figures in this directory and a scrape adds them up.
+        metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="insurance-metrics-")
+    try:
+        uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
+                    workers=args.workers, loop="uvloop", http="httptools", access_log=False,
+                    log_level=config.log_level, proxy_headers=True,
+                    # Only these peers' X-Forwarded-For names the client (per-IP limits key on it).
+                    forwarded_allow_ips=config.forwarded_allow_ips)
+    finally:
+        if metrics_dir:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
 
 

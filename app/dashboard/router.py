@@ -14,8 +14,8 @@ import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.db import Identity
+from app.validation import PositiveId as Id, PositiveIdText
 
-Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
 Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
 
 
@@ -42,9 +42,10 @@ class ByRiskItemInput(RiskItemRef):
 class ListInput(Input):
     status: Annotated[list[Status], Field(min_length=1, max_length=3)] | Status | None = None
     provider: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
+    event: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
     since: AwareDatetime | None = None   # updated_at >= since
     until: AwareDatetime | None = None   # updated_at < until
-    cursor: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$")] | None = None  # nextCursor of the last page
+    cursor: PositiveIdText | None = None  # nextCursor of the last page
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 50
 
 
@@ -83,13 +84,14 @@ async def list_emissions(ctx: Context, params: ListInput) -> Any:
     statuses = [params.status] if isinstance(params.status, str) else params.status
     return _sql(await ctx.services.db.call_as(
         ctx.identity, "dashboard.list_emissions", statuses, params.provider,
-        params.since, params.until, int(params.cursor) if params.cursor else None, params.limit))
+        params.event, params.since, params.until, int(params.cursor) if params.cursor else None, params.limit))
 
 
 async def retry_emissions(ctx: Context, params: RetryInput) -> Any:
-    """retryFromBackoffice: the same outbox /retry call as the automatic retry, per emission."""
+    """retryFromBackoffice: the same outbox /retry call as the automatic retry, per emission;
+    the SQL function writes the audit row (actor: the session's user)."""
     ids = list(dict.fromkeys(params.emissionIds))
-    return _sql(await ctx.services.db.call_as(ctx.identity, "integrations.retry_from_backoffice", ids))
+    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.retry_emissions", ids, "trpc"))
 
 
 async def sync_beneficiaries(ctx: Context, params: SyncInput) -> Any:

@@ -96,6 +96,13 @@ async def send_capped(http: httpx.AsyncClient, request: httpx.Request) -> tuple[
     """Sends `request` and reads at most MAX_ANSWER_BYTES of the answer; returns the response
     (its content the part read) and whether the answer was bigger."""
     response = await http.send(request, stream=True)
+    length = response.headers.get("Content-Length", "")
+    if length.isascii() and length.isdigit() and int(length) <= MAX_ANSWER_BYTES:
+        try:  # the common case, exactly what a plain post() does
+            await response.aread()
+        finally:
+            await response.aclose()
+        return response, False
     chunks, size, too_big = [], 0, False
     try:
         async for chunk in response.aiter_raw():

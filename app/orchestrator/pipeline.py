@@ -115,11 +115,12 @@ class Pipeline:
             raw = orjson.dumps(outcomes)
             if b"\\u0000" in raw:  # PostgreSQL's jsonb refuses NUL (22P05): drop it, rarely needed
                 raw = orjson.dumps(_without_nul(outcomes))
-            recorded = orjson.loads(await self._record(raw.decode()))
+            recorded = orjson.loads(await self._record(raw.decode(), [b.get("riskItemUid") for b in claimed]))
             uids = {b["riskItemId"]: b.get("riskItemUid") for b in claimed}
             for data in recorded:
                 data.setdefault("riskItemUid", uids.get(data["riskItemId"]))
-                log.info("emission", risk_item_id=data["riskItemId"], provider=data["provider"],
+                log.info("emission", risk_item_id=data["riskItemId"], risk_item_uid=data["riskItemUid"],
+                         provider=data["provider"],
                          emission_event=data["event"], status=data["status"], attempts=data["attempts"],
                          code=(data.get("error") or {}).get("code"))
         out, done = [], iter(recorded)
@@ -140,7 +141,7 @@ class Pipeline:
         return await self.run_claimed(
             await self.begin("integrations.begin_emission", risk_item_id, provider, event))
 
-    async def _record(self, outcomes: str) -> str:
+    async def _record(self, outcomes: str, uids: list) -> str:
         """integrations.record_batch, tried again while the database restarts: the providers have
         answered, and an outcome dropped here would wait for the claim's lease to be asked again."""
         for delay in (*RECORD_RETRY_DELAYS, None):
@@ -149,7 +150,8 @@ class Pipeline:
             except DATABASE_AWAY as exc:
                 if delay is None:
                     raise
-                log.warning("emission_record_retry", error=type(exc).__name__, in_seconds=delay)
+                log.warning("emission_record_retry", error=type(exc).__name__, in_seconds=delay,
+                            risk_item_uids=uids)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 

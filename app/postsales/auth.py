@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any
 
 import falcon
 import orjson
 
+from app import validation
 from app.db import ANON
 from app.errors import ApiError
 from app.middleware import client_ip
-from app.postsales.validation import EMAIL, OTP, string_fields
 from app.responses import send
 
 # Outcomes of the SQL functions -> (status, message).
@@ -33,6 +34,27 @@ OTP_ERRORS = {
     "OTP_RATE_LIMITED": (429, "too many codes requested for this e-mail; try again later"),
     "OTP_IP_RATE_LIMITED": (429, "too many attempts from this address; try again later"),
 }
+
+
+OTP = re.compile(r"^[0-9]{6}$")
+
+
+async def login_body(req: falcon.Request, *names: str) -> dict[str, str]:
+    """The anonymous login body (capped at ANONYMOUS_BODY_BYTES): exactly these fields, a valid
+    e-mail (lower-cased) and, when asked for, a 6-digit code; else 400 with every bad field."""
+    body = await validation.json_object(req, validation.ANONYMOUS_BODY_BYTES)
+    problems = [{"field": k, "message": "unknown field"} for k in body.keys() - set(names)]
+    for name in names:
+        try:
+            if name == "email":
+                body["email"] = validation.email(body.get("email"))
+            elif not isinstance(body.get(name), str) or not OTP.fullmatch(body[name]):
+                raise validation.invalid(name, "is required" if body.get(name) is None else "must be 6 digits")
+        except ApiError as exc:
+            problems += exc.details
+    if problems:
+        raise ApiError(400, "VALIDATION_ERROR", "request body failed validation", problems)
+    return body
 
 
 def otp_hash(secret: bytes, email: str, code: str) -> bytes:
@@ -57,7 +79,7 @@ class OtpRequest:
         self.ip_limit = services.config.postsales_otp_ip_per_hour
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        email = (await string_fields(req, {"email": EMAIL}))["email"].lower()
+        email = (await login_body(req, "email"))["email"]
         code = f"{secrets.randbelow(1_000_000):06d}"
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl,
@@ -79,8 +101,8 @@ class OtpVerify:
         self.ip_limit = services.config.postsales_verify_ip_per_hour
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = await string_fields(req, {"email": EMAIL, "otp": OTP})
-        email = body["email"].lower()
+        body = await login_body(req, "email", "otp")
+        email = body["email"]
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.verify_otp", email, otp_hash(self.secret, email, body["otp"]),
             self.max_attempts, client_ip(req), self.ip_limit))

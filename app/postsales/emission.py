@@ -15,9 +15,9 @@ from typing import Any
 import falcon
 
 from app.auth import bearer
-from app.errors import ApiError, bad_request
-from app.postsales.validation import MAX_ID, json_object
+from app.errors import ApiError
 from app.responses import send
+from app.validation import invalid, json_object, positive_id
 
 PATH = "/api/integrations/post-sales"
 
@@ -27,18 +27,16 @@ def item_reference(body: dict[str, Any]) -> tuple[int | None, uuid.UUID | None]:
     raw_id, raw_uid = body.get("id"), body.get("uid")
     item_id = item_uid = None
     if raw_id is not None:
-        if isinstance(raw_id, bool) or not isinstance(raw_id, int) or not 0 < raw_id <= MAX_ID:
-            raise bad_request("id must be a positive integer", details={"field": "id"})
-        item_id = raw_id
+        item_id = positive_id(raw_id, "id")
     if raw_uid is not None:
         try:
             item_uid = uuid.UUID(raw_uid) if isinstance(raw_uid, str) else None
         except ValueError:
             pass
         if item_uid is None:
-            raise bad_request("uid must be the item's UUID", details={"field": "uid"})
+            raise invalid("uid", "must be the item's UUID")
     if item_id is None and item_uid is None:
-        raise bad_request("the StandardRiskItem needs its uid (or its id)", details={"field": "uid"})
+        raise invalid("uid", "is required (or the item's id)")
     return item_id, item_uid
 
 
@@ -48,9 +46,10 @@ class PostSalesEmission:
         self.db = services.db
         self.credential = services.postsales_tokens
         self.pipeline = services.pipeline
+        self.max_body = services.config.max_body_bytes
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        item_id, item_uid = item_reference(await json_object(req))
+        item_id, item_uid = item_reference(await json_object(req, self.max_body))
         begun = await self.pipeline.begin("postsales.begin_emission", item_id, item_uid,
                                           identity=req.context.identity)
         data = await self.pipeline.run_claimed(begun)

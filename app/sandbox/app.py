@@ -21,6 +21,8 @@ Control routes (for tests and demos):
            "delay": s, "malformed": true, "expiredToken": true, "trickle": s (a normal answer,
            one byte at a time over s seconds), "reset": true (the connection closed, no answer)
     GET    /_sandbox/faults;  DELETE /_sandbox/faults (all, or ?provider=...)
+    GET    /_sandbox/mail?to=EMAIL        mail caught by the SMTP server (SANDBOX_SMTP_PORT): to,
+                                          subject, text, newest last
     POST   /_sandbox/reset                forget requests, faults, policies and messages
 State lives in memory; answers are immediate unless a fault says otherwise. A request stops
 counting as in flight when its answer is sent or its client hangs up (`SandboxASGI`).
@@ -43,6 +45,7 @@ import falcon.asgi
 import orjson
 
 from app.sandbox import credentials, providers
+from app.sandbox.mail import MailCatcher
 from app.sandbox.providers import Invalid
 
 PROVIDERS = ("PROVIDER_A", "PROVIDER_B", "MAIL_PROVIDER", "IDP", "CHAT")
@@ -183,6 +186,7 @@ def _error(status: int, error: str, reason: str, headers: dict[str, str] | None 
 class Sandbox:
     def __init__(self) -> None:
         self.state = State()
+        self.mailbox = MailCatcher()
 
     # -- the common path of every provider call ---------------------------------------------
 
@@ -410,7 +414,27 @@ class Control:
 
     async def on_post_reset(self, req, resp) -> None:
         self.sandbox.state.reset()
+        self.sandbox.mailbox.messages.clear()
         resp.status = 204
+
+    async def on_get_mail(self, req, resp) -> None:
+        messages = self.sandbox.mailbox.received(req.get_param("to"))
+        resp.media = {"listening": self.sandbox.mailbox.controller is not None, "total": len(messages),
+                      "messages": messages}
+
+
+class MailLifespan:
+    """Starts the mail catcher with the sandbox and stops it with it (port 0: none)."""
+
+    def __init__(self, sandbox: Sandbox, host: str, port: int) -> None:
+        self.sandbox, self.host, self.port = sandbox, host, port
+
+    async def process_startup(self, scope, event) -> None:
+        if self.port:
+            self.sandbox.mailbox.start(self.host, self.port)
+
+    async def process_shutdown(self, scope, event) -> None:
+        self.sandbox.mailbox.stop()
 
 
 class SandboxASGI:
@@ -482,9 +506,10 @@ def _abort(send) -> None:
     transport.abort()
 
 
-def create_sandbox() -> SandboxASGI:
+def create_sandbox(smtp_port: int = 0, smtp_host: str = "127.0.0.1") -> SandboxASGI:
+    """The sandbox app; with smtp_port, its mail catcher listens there while the app runs."""
     sandbox = Sandbox()
-    app = falcon.asgi.App()
+    app = falcon.asgi.App(middleware=[MailLifespan(sandbox, smtp_host, smtp_port)])
     handler = falcon.media.JSONHandler(dumps=orjson.dumps, loads=orjson.loads)
     app.req_options.media_handlers[falcon.MEDIA_JSON] = handler
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
@@ -494,6 +519,6 @@ def create_sandbox() -> SandboxASGI:
     app.add_route("/mail/v1/messages", Route(sandbox, "MAIL_PROVIDER", sandbox.mail))
     app.add_route("/chat/webhook", Route(sandbox, "CHAT", sandbox.chat))
     control = Control(sandbox)
-    for name in ("health", "requests", "stats", "faults", "reset"):
+    for name in ("health", "requests", "stats", "faults", "reset", "mail"):
         app.add_route(f"/_sandbox/{name}", control, suffix=name)
     return SandboxASGI(app, sandbox.state)

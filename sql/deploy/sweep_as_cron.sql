@@ -2,8 +2,10 @@
 -- requires: retry_sweep_job
 -- requires: cron_role
 -- requires: retention_job
--- The minute sweep runs as insurance_cron (a login that is no superuser and may only run the
--- job functions), re-registered by insurance.schedule_job(); and it no longer purges
+-- requires: sweep_heartbeat
+-- The minute sweep (integrations.run_sweep(), since sweep_heartbeat) runs as insurance_cron
+-- (a login that is no superuser and may only run the job functions), re-registered by
+-- insurance.schedule_job(); and it no longer purges
 -- delivered outbox rows, which the retention job keeps for OUTBOX_RETENTION instead of a
 -- fixed week. (retry_sweep_job was reworked by the providers lane in this release: the
 -- sweep is redefined here from that version, less the purge.)
@@ -36,11 +38,11 @@ BEGIN
                                        'claimsFreed', _claims);
 END
 $$;
-GRANT EXECUTE ON FUNCTION integrations.sweep() TO insurance_cron;
+GRANT EXECUTE ON FUNCTION integrations.sweep(), integrations.run_sweep() TO insurance_cron;
 GRANT USAGE ON SCHEMA integrations TO insurance_cron;
 
 RESET ROLE;
 SELECT insurance.schedule_job('insurance-retry-sweep-' || current_database(), '* * * * *',
-                              'SELECT integrations.sweep()');
+                              'SELECT integrations.run_sweep()');
 
 COMMIT;

@@ -1,10 +1,10 @@
--- Revert insurance:sweep_as_cron from pg: the retry_sweep_job sweep (with its weekly purge),
--- registered again as the migrating user, as retry_sweep_job@v1.0 did.
+-- Revert insurance:sweep_as_cron from pg: the retry_sweep_job sweep (with its weekly purge), and the
+-- job (run_sweep, as sweep_heartbeat left it) registered again as the migrating user.
 BEGIN;
 SELECT insurance.unschedule_job('insurance-retry-sweep-' || current_database());
 REVOKE USAGE ON SCHEMA integrations FROM insurance_cron;
 SET LOCAL ROLE insurance_owner;
-REVOKE ALL ON FUNCTION integrations.sweep() FROM insurance_cron;
+REVOKE ALL ON FUNCTION integrations.sweep(), integrations.run_sweep() FROM insurance_cron;
 
 -- sweep: one pass (a dead outbox row counts as pending and is never touched: an operator
 -- retries it); returns {"retriesQueued", "leasesFreed", "claimsFreed", "purged"}.
@@ -56,13 +56,13 @@ BEGIN
   END IF;
   SELECT j INTO _id FROM public.dblink(_conn, format(
     'SELECT cron.schedule_in_database(%L, %L, %L, %L)',
-    _job, '* * * * *', 'SELECT integrations.sweep()', current_database())) AS t(j bigint);
+    _job, '* * * * *', 'SELECT integrations.run_sweep()', current_database())) AS t(j bigint);
   RAISE NOTICE 'retry sweep scheduled: pg_cron job % (%) in database %, every minute', _id, _job, _cron_db;
 EXCEPTION WHEN OTHERS THEN
   -- e.g. a migrating role that dblink may not connect as: say so, deploy anyway.
   RAISE NOTICE '%', format('retry sweep not scheduled: %s (schedule it in the cron database: '
                            'SELECT cron.schedule_in_database(%L, %L, %L, %L))',
-                           SQLERRM, _job, '* * * * *', 'SELECT integrations.sweep()', current_database());
+                           SQLERRM, _job, '* * * * *', 'SELECT integrations.run_sweep()', current_database());
 END
 $$;
 

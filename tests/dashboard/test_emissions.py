@@ -128,6 +128,28 @@ async def test_sync_beneficiaries_without_a_post_sales_provider_is_skipped(clien
                          (item["id"],)).fetchone()["n"] == 0
 
 
+async def test_retry_emissions_writes_an_audit_row_with_the_session_user(client, session, make_risk_item,
+                                                                          make_emission, admin):
+    item = make_risk_item()
+    abandoned = make_emission(item["id"], status="ABANDONED")
+    resp = await mutate(client, session, "retryEmissions", {"emissionIds": [abandoned["id"]]})
+    assert resp.status_code == 200, resp.text
+    assert resp.json["result"]["data"] == [{"id": abandoned["id"], "status": "FAILED", "queued": True}]
+    row = admin.execute("SELECT * FROM insurance.audit_log WHERE action = 'emissions.retry' AND targets = %s",
+                        (json.dumps([abandoned["id"]]),)).fetchone()
+    assert row["actor"] == f"dashboard:{session['email']}" and row["result"] == "ok"
+    assert row["details"]["via"] == "trpc"
+
+
+async def test_list_filters_by_event(client, session, make_risk_item, make_emission):
+    item = make_risk_item()
+    make_emission(item["id"], event="POLICY_CREATED")
+    wanted = make_emission(item["id"], event="SALES_DISPATCH")
+    resp = await query(client, session, "list", {"event": "SALES_DISPATCH", "limit": 100})
+    ids = [e["id"] for e in resp.json["result"]["data"]["items"]]
+    assert wanted["id"] in ids and all(e["event"] == "SALES_DISPATCH" for e in resp.json["result"]["data"]["items"])
+
+
 async def test_sync_beneficiaries_takes_the_uid_and_is_audited_as_the_session(client, session, make_risk_item,
                                                                                admin):
     item = make_risk_item()

@@ -35,16 +35,7 @@ DECLARE
 BEGIN
   FOR _c IN SELECT * FROM guard_cases ORDER BY fn::text, role LOOP
     PERFORM set_config('role', 'none', true);
-    -- The dashboard_access rework (operator lane) adds these guards; not merged yet: TODO
-    -- until then. Remove a name once its guard has landed.
-    IF split_part(_c.fn::text, '(', 1) = ANY (ARRAY[
-         'dashboard.emissions_by_risk_item', 'dashboard.list_emissions', 'dashboard.post_sales_target']) THEN
-      PERFORM todo_start('guard added by the dashboard_access rework, not merged yet');
-    END IF;
     RETURN NEXT throws_ok(_c.call, '42501', NULL, format('%s refuses a call under %s', _c.fn, _c.role));
-    IF in_todo() THEN
-      PERFORM todo_end();
-    END IF;
   END LOOP;
   PERFORM set_config('role', 'none', true);
 END

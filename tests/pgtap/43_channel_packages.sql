@@ -20,26 +20,26 @@ SELECT is(admin.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-00000
 
 SELECT set_config('role', 'insurance_channel', true),
        set_config('request.jwt.claims', '{"sub": "abababab-0000-4000-8000-000000000043", "branch": "v1", "gen": 1}', true);
-SELECT lives_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-mine", "policy_uid": "LANE-1", "variant": "travel",
+SELECT lives_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-mine", "policy_uid": "LANE-1", "variant": "travel", "insured_subject": {},
                                                      "metadata": {"partnerRef": "x"}}')$$,
                 'a channel sells its own package, with metadata of its own');
-SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-theirs", "policy_uid": "LANE-2", "variant": "travel"}')$$,
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-theirs", "policy_uid": "LANE-2", "variant": "travel", "insured_subject": {}}')$$,
                  'PT403', 'this channel may not sell this package', 'another package is refused');
-SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-mine", "policy_uid": "LANE-3", "variant": "travel",
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-mine", "policy_uid": "LANE-3", "variant": "travel", "insured_subject": {},
                                                        "metadata": {"integration": {"status": "SUCCESS"}}}')$$,
                  'PT422', 'metadata holds keys that the system owns', 'a system-owned metadata key is refused');
 RESET ROLE;
 INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
   SELECT id, 'THEIRS-1', 'travel' FROM insurance.packages WHERE uid = 'lane-theirs';
 SELECT set_config('role', 'insurance_channel', true);
-SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-theirs", "policy_uid": "THEIRS-1", "variant": "travel"}')$$,
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-theirs", "policy_uid": "THEIRS-1", "variant": "travel", "insured_subject": {}}')$$,
                  'PT403', NULL, 'another partner''s policy number: refused for the package, never a 409 that tells it exists');
 RESET ROLE;
 
 SELECT is(admin.set_channel_packages('cli:pgtap', 'abababab-0000-4000-8000-000000000043', ARRAY['lane-theirs']) -> 'packages',
           '["lane-theirs"]'::jsonb, 'the list is replaced');
 SELECT set_config('role', 'insurance_channel', true);
-SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-mine", "policy_uid": "LANE-4", "variant": "travel"}')$$,
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "lane-mine", "policy_uid": "LANE-4", "variant": "travel", "insured_subject": {}}')$$,
                  'PT403', NULL, 'a package taken away is refused at once');
 RESET ROLE;
 SELECT lives_ok($$INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant, metadata)

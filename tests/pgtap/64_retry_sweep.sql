@@ -63,7 +63,7 @@ SELECT is((SELECT x FROM dblink(format('host=%s port=%s dbname=%s user=%s',
                                        current_setting('port'), current_setting('cron.database_name'), current_user),
                                 format('SELECT schedule || '' '' || command || '' '' || database || '' as '' || username FROM cron.job WHERE jobname = %L',
                                        'insurance-retry-sweep-' || current_database())) AS j(x text)),
-          '* * * * * SELECT integrations.sweep() ' || current_database() || ' as insurance_cron',
+          '* * * * * SELECT integrations.run_sweep() ' || current_database() || ' as insurance_cron',
           'the sweep runs every minute in this database, as insurance_cron (no superuser)');
 
 SELECT * FROM finish();

@@ -1,15 +1,18 @@
--- Deploy insurance:invoker_entry_point_guards to pg
+-- Deploy insurance:entry_point_guards to pg
 -- requires: emission_claims
 -- requires: emission_state_machine
 -- requires: holder_risk_items
 -- requires: postsales_emission
 -- requires: entry_point_roles
--- The SECURITY INVOKER entry points that a call under a role they are not meant for would run
--- (tests/pgtap/03_entry_point_guards.sql) get the require_role guard too. Each body is the
--- one its own change left, plus the guard; a call from inside a SECURITY DEFINER entry point
--- (current_user is then the owner, e.g. a holder's post-sales emission or the dashboard sync
--- reaching begin_emission) was guarded there and passes. _clean_text is a helper, no entry
--- point: the app's login loses EXECUTE (the service role keeps it for the nested calls).
+-- requires: sweep_heartbeat
+-- requires: dashboard_access
+-- The entry points still without a require_role guard after every lane's rework: SECURITY
+-- INVOKER functions that a call under a role they are not meant for would run
+-- (tests/pgtap/03_entry_point_guards.sql). Each body is the one its own change left, plus
+-- the guard; a call from inside a SECURITY DEFINER entry point (current_user is then the
+-- owner, e.g. a holder's post-sales emission or the dashboard sync reaching begin_emission)
+-- was guarded there and passes. _clean_text is a helper, no entry point: the app's login
+-- loses EXECUTE (the service role keeps it for the nested calls).
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
@@ -257,6 +260,196 @@ BEGIN
    WHERE (_risk_item_uid IS NULL OR r.uid = _risk_item_uid)
      AND (_risk_item_id IS NULL OR r.id = _risk_item_id);
   RETURN integrations.begin_post_sales_emission(_id, _claimed_by, _lease_seconds);
+END
+$function$;
+
+-- dashboard.emission_detail(bigint): guarded for insurance_dashboard.
+CREATE OR REPLACE FUNCTION dashboard.emission_detail(_emission_id bigint)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+DECLARE
+  _e insurance.integration_emissions;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  SELECT * INTO _e FROM insurance.integration_emissions e WHERE e.id = _emission_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'emission not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  RETURN jsonb_build_object(
+    'emission', dashboard._emission_json(_e) || jsonb_build_object('errorHistory', _e.error_history),
+    'riskItem', (SELECT jsonb_build_object('id', r.id, 'uid', r.uid, 'policyUid', r.policy_uid,
+                                           'packageId', r.package_id, 'status', r.status, 'variant', r.variant,
+                                           'integration', r.metadata -> 'integration')
+                   FROM insurance.risk_items r WHERE r.id = _e.risk_item_id),
+    'retryPending', EXISTS (SELECT FROM outbox.http_requests o
+                             WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
+                               AND (o.body ->> 'emissionId')::bigint = _e.id));
+END
+$function$;
+
+-- dashboard.emissions_by_risk_item(bigint): guarded for insurance_dashboard.
+CREATE OR REPLACE FUNCTION dashboard.emissions_by_risk_item(_risk_item_id bigint)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+DECLARE
+  _item jsonb;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  SELECT jsonb_build_object('id', r.id, 'uid', r.uid, 'policyUid', r.policy_uid, 'packageId', r.package_id,
+                            'status', r.status, 'variant', r.variant, 'integration', r.metadata -> 'integration')
+    INTO _item
+    FROM insurance.risk_items r WHERE r.id = _risk_item_id;
+  IF _item IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  RETURN jsonb_build_object('riskItem', _item, 'emissions', coalesce(
+    (SELECT jsonb_agg(dashboard._emission_json(e) ORDER BY e.id)
+       FROM insurance.integration_emissions e WHERE e.risk_item_id = _risk_item_id), '[]'));
+END
+$function$;
+
+-- dashboard.list_audit(bigint,integer): guarded for insurance_dashboard.
+CREATE OR REPLACE FUNCTION dashboard.list_audit(_before_id bigint, _limit integer)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+DECLARE
+  _rows jsonb;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
+  END IF;
+  SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id DESC) INTO _rows
+    FROM (SELECT a.id, a.at, a.actor, a.action, a.targets, a.result, a.details FROM insurance.audit_log a
+           WHERE _before_id IS NULL OR a.id < _before_id ORDER BY a.id DESC LIMIT _limit + 1) a;
+  RETURN jsonb_build_object(
+    'items', coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(_rows) WITH ORDINALITY a(x, n) WHERE n <= _limit), '[]'),
+    'nextCursor', CASE WHEN jsonb_array_length(coalesce(_rows, '[]')) > _limit
+                       THEN (_rows -> (_limit - 1) ->> 'id') END);
+END
+$function$;
+
+-- dashboard.list_emissions(text[],text,text,timestamp with time zone,timestamp with time zone,bigint,integer): guarded for insurance_dashboard.
+CREATE OR REPLACE FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+DECLARE
+  _rows insurance.integration_emissions[];
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
+  END IF;
+  SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
+    FROM (SELECT * FROM insurance.integration_emissions e
+           WHERE (_statuses IS NULL OR e.status = ANY (_statuses))
+             AND (_provider IS NULL OR e.provider = _provider)
+             AND (_event IS NULL OR e.event = _event)
+             AND (_since IS NULL OR e.updated_at >= _since)
+             AND (_until IS NULL OR e.updated_at < _until)
+             AND (_after_id IS NULL OR e.id < _after_id)
+           ORDER BY e.id DESC
+           LIMIT _limit + 1) e;
+  RETURN jsonb_build_object(
+    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(r) ORDER BY r.id DESC)
+                         FROM unnest(_rows[1:_limit]) r), '[]'),
+    'nextCursor', CASE WHEN cardinality(_rows) > _limit THEN (_rows[_limit]).id::text END);
+END
+$function$;
+
+-- dashboard.list_outbox(boolean,bigint,integer): guarded for insurance_dashboard.
+CREATE OR REPLACE FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+DECLARE
+  _rows jsonb;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
+  END IF;
+  SELECT jsonb_agg(jsonb_build_object(
+           'id', o.id, 'url', dashboard._outbox_url(o.url), 'emissionId', o.body -> 'emissionId',
+           'attempts', o.attempts, 'deliverAfter', o.deliver_after, 'deadAt', o.dead_at,
+           'leased', o.lease_until > pg_catalog.now(), 'lastStatus', o.last_status,
+           'lastError', left(o.last_error, 300), 'createdAt', o.created_at) ORDER BY o.id)
+    INTO _rows
+    FROM (SELECT * FROM outbox.http_requests o
+           WHERE o.delivered_at IS NULL AND (o.dead_at IS NOT NULL) = coalesce(_dead, false)
+             AND (_after_id IS NULL OR o.id > _after_id)
+           ORDER BY o.id LIMIT _limit + 1) o;
+  RETURN jsonb_build_object(
+    'items', coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(_rows) WITH ORDINALITY a(x, n) WHERE n <= _limit), '[]'),
+    'nextCursor', CASE WHEN jsonb_array_length(coalesce(_rows, '[]')) > _limit
+                       THEN (_rows -> (_limit - 1) ->> 'id') END);
+END
+$function$;
+
+-- dashboard.post_sales_target(bigint): guarded for insurance_dashboard.
+CREATE OR REPLACE FUNCTION dashboard.post_sales_target(_risk_item_id bigint)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+DECLARE
+  _target jsonb;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  SELECT jsonb_build_object('riskItemId', r.id, 'provider', p.post_sales_integration_slug) INTO _target
+    FROM insurance.risk_items r JOIN insurance.packages p ON p.id = r.package_id
+   WHERE r.id = _risk_item_id;
+  IF _target IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  RETURN _target;
+END
+$function$;
+
+-- dashboard.risk_item_emissions(bigint,uuid): guarded for insurance_dashboard.
+CREATE OR REPLACE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+DECLARE
+  _item bigint := _id;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _uid IS NOT NULL THEN
+    SELECT r.id INTO _item FROM insurance.risk_items r WHERE r.uid = _uid AND (_id IS NULL OR r.id = _id);
+  END IF;
+  RETURN dashboard.emissions_by_risk_item(coalesce(_item, 0));
 END
 $function$;
 
