@@ -182,9 +182,12 @@ VALIDATION_CASES = [
 
 
 @pytest.mark.parametrize("override,field", VALIDATION_CASES)
-async def test_invalid_bodies_are_400_with_the_field(client, admin, make_package, channel_token, override, field):
+async def test_invalid_bodies_are_400_with_the_field(client, admin, make_package, channel_token, sell, override,
+                                                     field):
     channel, tokens = channel_token
-    body = {k: v for k, v in {**item_body(make_package()), **override}.items() if v is not None}
+    package = make_package()
+    sell(channel, package)  # a package of another lane is refused first (403 PACKAGE_NOT_ALLOWED)
+    body = {k: v for k, v in {**item_body(package), **override}.items() if v is not None}
     resp = await create(client, tokens["v1"], body)
     assert resp.status_code == 400, resp.text
     assert resp.json["error"]["code"] == "VALIDATION_ERROR"
