@@ -80,7 +80,7 @@ class Worker:
         self.poll_interval = poll_interval
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
-        self.db = Database(config.database_url, 1, 3)
+        self.db = Database(config.database_url, 1, 3, acquire_timeout=None)  # its own queue: it waits its turn
         self.tokens = service_tokens(config.secret("SERVICE_ROLE_SECRET"))
         self._token: tuple[str, float] = ("", 0.0)
         self._wake = asyncio.Event()
