@@ -57,10 +57,11 @@ def _validation_error(exc: ValidationError) -> TrpcError:
 
 def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> TrpcError:
     """A database outcome the SQL function signalled (PTnnn), or a generic 500 with nothing inside."""
-    if isinstance(exc, asyncpg.PostgresError):
-        api_error = errors.from_database(exc)
-        if api_error is not None:
-            return TrpcError.from_status(api_error.status_code, api_error.message)
+    api_error = errors.from_database(exc) if isinstance(exc, asyncpg.PostgresError) else None
+    if isinstance(exc, errors.ApiError):  # e.g. DATABASE_BUSY from the pool
+        api_error = exc
+    if api_error is not None:
+        return TrpcError.from_status(api_error.status_code, api_error.message)
     log.error("trpc_unhandled_error", request_id=getattr(req.context, "request_id", None), path=path,
               exc_info=exc)
     return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")
@@ -104,7 +105,11 @@ class Trpc(auth.Preflight):
         resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
-        raw, parse_error = await self._raw_input(req)
+        context = _Session(self.services, req)
+        # Credentials before the body: a POST without a live session reads nothing (each call
+        # then answers UNAUTHORIZED); a GET carries its input in the URL.
+        reads = req.method != "POST" or await context.known()
+        raw, parse_error = await self._raw_input(req) if reads else (MISSING, None)
         superjson = False
         calls = [_Call(i, p) for i, p in enumerate(path.split(",") if batch else [path])]
         try:
@@ -113,7 +118,6 @@ class Trpc(auth.Preflight):
         except TrpcError as error:  # the request as a whole: one error, no path (as tRPC answers it)
             self._write(resp, [error_item(error, None, superjson)], batch=False)
             return
-        context = _Session(self.services, req)
         outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
         streaming = stream and batch
         wrap = superjson and not streaming  # a stream line is serialized as a whole instead
@@ -127,7 +131,8 @@ class Trpc(auth.Preflight):
             self._write(resp, items, batch)
 
     async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
-        """The input (or MISSING), read with the core's cap and checks (app/validation.py)."""
+        """The input (or MISSING), read with the core's cap and checks (app/validation.py); a
+        body is read only for a live session."""
         try:
             if req.method == "GET":
                 text = req.get_param("input")
@@ -227,10 +232,21 @@ class _Session:
         self.services = services
         self.req = req
 
-    async def identity(self) -> Identity:
+    def _identity(self):
         if self._lookup is None:
             self._lookup = asyncio.ensure_future(auth.session_identity(self.services.db, self.req))
-        identity = await self._lookup
+        return self._lookup
+
+    async def identity(self) -> Identity:
+        identity = await self._identity()
         if identity is None:
             raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
         return identity
+
+    async def known(self) -> bool:
+        """Whether the request carries a live session (the identity is kept for the calls)."""
+        try:
+            await self.identity()
+        except TrpcError:
+            return False
+        return True

@@ -194,3 +194,13 @@ async def test_base_branches_expose_only_the_channel_id(client, make_channel, au
     assert resp.json["data"]["headers"] == {"x-channel-id": channel["id"]}
     assert resp.json["data"]["payload"] == {}
     assert "sk-secret" not in resp.text
+
+
+async def test_narrowing_a_channels_branches_cuts_off_the_tokens_of_the_others(client, admin, make_channel,
+                                                                                authorize):
+    channel = make_channel(branches=("v1", "v2"))
+    v1, v2 = await authorize(channel, "v1"), await authorize(channel, "v2")
+    admin.execute("UPDATE insurance.channels SET branches = '{v1}' WHERE id = %s", (channel["id"],))
+    resp = await client.simulate_get(api("v2", "risk-items"), headers=bearer(v2))
+    assert resp.status_code == 401 and resp.json["error"] == INVALID
+    assert (await client.simulate_get(api("v1", "risk-items"), headers=bearer(v1))).status_code == 200
