@@ -67,6 +67,7 @@ def test_serve_with_two_processes_counts_every_request_once():
     base = f"http://127.0.0.1:{port}"
     with running(["serve", "--port", str(port), "--workers", "2"], child_environ(PORT=str(port)), f"{base}/healthz"):
         with httpx.Client(base_url=base) as http:
+            time.sleep(1.5)  # the start-up's own /healthz calls reach the shared files first
             before = value(http.get("/metrics").text, "insurance_http_requests_total", route="/healthz")
             for _ in range(60):
                 # A new connection each time, so that both processes get some.
