@@ -23,7 +23,7 @@ from tests.conftest import child_environ, free_port, running, unique
 from tests.credentials import holder_bearer, login_body, make_channel, make_dashboard_user, service_bearer
 
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
-MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "100"))
+MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "50"))
 # Path regex -> why it is not fuzzed here.
 EXCLUDED: dict[str, str] = {
     "^/api/auth/logout$": "revokes the session the other dashboard operations fuzz with (tested in tests/dashboard)",
