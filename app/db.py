@@ -16,6 +16,7 @@ login's own privileges would apply).
 """
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import socket
@@ -24,6 +25,8 @@ from typing import Any
 import asyncpg
 import orjson
 import structlog
+
+from app.errors import database_busy
 
 log = structlog.get_logger("app.db")
 
@@ -96,10 +99,12 @@ class Identity:
 class Database:
     """Calls SQL functions by name as a given role; holds no SQL text of its own."""
 
-    def __init__(self, dsn: str, min_size: int = 2, max_size: int = 10) -> None:
+    def __init__(self, dsn: str, min_size: int = 2, max_size: int = 10,
+                 acquire_timeout: float | None = 3.0) -> None:
         self.dsn = dsn
         self.min_size = min_size
         self.max_size = max_size
+        self.acquire_timeout = acquire_timeout
         self.pool: asyncpg.Pool | None = None
         self._sql: dict[tuple[str, int], str] = {}
 
@@ -135,7 +140,16 @@ class Database:
         sql = self._sql.get(key)
         if sql is None:
             sql = self._sql[key] = _call_sql(function, len(args))
-        return await self.pool.fetchval(sql, role, claims or "", *args)
+        # Waiting for a pooled connection ends too (DB_ACQUIRE_TIMEOUT): 503 DATABASE_BUSY, as
+        # when the login's statement_timeout or lock_timeout passes (migration role_timeouts).
+        try:
+            conn = await self.pool.acquire(timeout=self.acquire_timeout)
+        except asyncio.TimeoutError:
+            raise database_busy() from None
+        try:
+            return await conn.fetchval(sql, role, claims or "", *args)
+        finally:
+            await self.pool.release(conn)
 
     def call_as(self, identity: Identity, function: str, *args: Any):
         """`call` as the identity a credential hook verified (its role and claims)."""

@@ -57,10 +57,11 @@ def _validation_error(exc: ValidationError) -> TrpcError:
 
 def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> TrpcError:
     """A database outcome the SQL function signalled (PTnnn), or a generic 500 with nothing inside."""
-    if isinstance(exc, asyncpg.PostgresError):
-        api_error = errors.from_database(exc)
-        if api_error is not None:
-            return TrpcError.from_status(api_error.status_code, api_error.message)
+    api_error = errors.from_database(exc) if isinstance(exc, asyncpg.PostgresError) else None
+    if isinstance(exc, errors.ApiError):  # e.g. DATABASE_BUSY from the pool
+        api_error = exc
+    if api_error is not None:
+        return TrpcError.from_status(api_error.status_code, api_error.message)
     log.error("trpc_unhandled_error", request_id=getattr(req.context, "request_id", None), path=path,
               exc_info=exc)
     return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")
@@ -105,7 +106,10 @@ class Trpc(auth.Preflight):
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
         context = _Session(self.services, req)
-        raw, parse_error = await self._raw_input(req, context)
+        # Credentials before the body: a POST without a live session reads nothing (each call
+        # then answers UNAUTHORIZED); a GET carries its input in the URL.
+        reads = req.method != "POST" or await context.known()
+        raw, parse_error = await self._raw_input(req) if reads else (MISSING, None)
         superjson = False
         calls = [_Call(i, p) for i, p in enumerate(path.split(",") if batch else [path])]
         try:
@@ -126,18 +130,16 @@ class Trpc(auth.Preflight):
         else:
             self._write(resp, items, batch)
 
-    async def _raw_input(self, req: falcon.Request, session: "_Session") -> tuple[Any, TrpcError | None]:
-        """The input (or MISSING), read with the core's cap and checks (app/validation.py): the
-        session is looked up first, and a body without one may hold 16 KiB at most."""
+    async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
+        """The input (or MISSING), read with the core's cap and checks (app/validation.py); a
+        body is read only for a live session."""
         try:
             if req.method == "GET":
                 text = req.get_param("input")
                 if not text:
                     return MISSING, None
                 return validation.parse_json(text.encode("utf-8", "surrogatepass")), None
-            limit = (self.services.config.max_body_bytes if await session.known()
-                     else validation.ANONYMOUS_BODY_BYTES)
-            raw = await validation.read_body(req, limit)
+            raw = await validation.read_body(req, self.services.config.max_body_bytes)
             return (validation.parse_json(raw) if raw else MISSING), None
         except errors.ApiError as exc:
             code = {413: "PAYLOAD_TOO_LARGE"}.get(exc.status_code, "BAD_REQUEST")
@@ -230,10 +232,13 @@ class _Session:
         self.services = services
         self.req = req
 
-    async def identity(self) -> Identity:
+    def _identity(self):
         if self._lookup is None:
             self._lookup = asyncio.ensure_future(auth.session_identity(self.services.db, self.req))
-        identity = await self._lookup
+        return self._lookup
+
+    async def identity(self) -> Identity:
+        identity = await self._identity()
         if identity is None:
             raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
         return identity
