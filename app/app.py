@@ -46,7 +46,8 @@ class Services:
 
 
 def build_services(config: Config) -> Services:
-    db = Database(config.database_url, config.db_pool_min, config.db_pool_max)
+    db = Database(config.database_url, config.db_pool_min, config.db_pool_max,
+                  config.db_statement_cache_size)
     orchestrator = Orchestrator(config, db)
     return Services(
         config=config,

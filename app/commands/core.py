@@ -33,11 +33,16 @@ def migrate(args) -> int:
 
 
 def serve(args) -> int:
+    import os
+
     import uvicorn
 
     from app.logging import configure
     config = config_or_exit()
     configure(config.log_level)
+    # Secrets are settled once, here: each of the --workers processes imports app.asgi and
+    # reads them from the environment, so a token or OTP issued by one is valid on the others.
+    os.environ.update(config.secrets)
     uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
                 workers=args.workers, loop="uvloop", http="httptools", access_log=False,
                 log_level=config.log_level, proxy_headers=True)
