@@ -44,10 +44,19 @@ _AS_ROLE = ("(SELECT set_config('role', $1, true), "
             "set_config('request.jwt.claims', $2, true) OFFSET 0) AS _auth")
 
 
-def _call_sql(function: str, argc: int) -> str:
-    if not _FUNCTION_NAME.match(function):
-        raise ValueError(f"not a schema-qualified function name: {function!r}")
-    return f"SELECT {function}({', '.join(f'${i}' for i in range(3, argc + 3))}) FROM {_AS_ROLE}"
+# The same, with the claims computed in the statement by a function of $2 (a session token's
+# hash): the session is resolved in the call's own round trip. That function runs after the
+# role switch and raises when the session is not live.
+_AS_SESSION = ("(SELECT set_config('role', $1, true), "
+               "set_config('request.jwt.claims', {claims}($2), true) OFFSET 0) AS _auth")
+
+
+def _call_sql(function: str, argc: int, claims_function: str | None = None) -> str:
+    for name in (function, claims_function or "a.b"):
+        if not _FUNCTION_NAME.match(name):
+            raise ValueError(f"not a schema-qualified function name: {name!r}")
+    source = _AS_SESSION.format(claims=claims_function) if claims_function else _AS_ROLE
+    return f"SELECT {function}({', '.join(f'${i}' for i in range(3, argc + 3))}) FROM {source}"
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -82,7 +91,7 @@ class Database:
         self.max_size = max_size
         self.pool: asyncpg.Pool | None = None
         self._gate: asyncio.Semaphore | None = None
-        self._sql: dict[tuple[str, int], str] = {}
+        self._sql: dict[tuple[str, int, str | None], str] = {}
 
     async def open(self) -> None:
         # Callers queue here, first come first served, and find a free connection in the
@@ -120,13 +129,23 @@ class Database:
         a scalar, or a composite (an asyncpg Record). A set-returning function would be
         evaluated in an order SQL does not promise, so none is called this way.
         """
+        return await self._fetchval(function, None, role, claims or "", args)
+
+    async def call_in_session(self, role: str, claims_function: str, session: bytes, function: str,
+                              *args: Any) -> Any:
+        """`function(*args)` as `role` with the claims that `claims_function(session)` answers,
+        computed in the same statement: one round trip for the session and the call."""
+        return await self._fetchval(function, claims_function, role, session, args)
+
+    async def _fetchval(self, function: str, claims_function: str | None, role: str, second: Any,
+                        args: tuple) -> Any:
         assert self.pool is not None, "Database.open() was not awaited"
-        key = (function, len(args))
+        key = (function, len(args), claims_function)
         sql = self._sql.get(key)
         if sql is None:
-            sql = self._sql[key] = _call_sql(function, len(args))
+            sql = self._sql[key] = _call_sql(function, len(args), claims_function)
         async with self._gate:  # see open()
-            return await self.pool.fetchval(sql, role, claims or "", *args)
+            return await self.pool.fetchval(sql, role, second, *args)
 
     async def ping(self) -> list[str]:
         """Names of the deployed sqitch changes of this project (also proves the database answers)."""

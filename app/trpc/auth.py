@@ -86,14 +86,6 @@ def cookie_token(req: falcon.Request) -> str | None:
     return token if token and len(token) <= 200 else None
 
 
-async def session_claims(services, req: falcon.Request) -> str | None:
-    """The claims (JSON text) of the request's live dashboard session, or None."""
-    token = cookie_token(req)
-    if token is None:
-        return None
-    return await services.db.call(db.ANON, None, "dashboard.session_claims", token_hash(token))
-
-
 @functools.cache
 def _dummy_hash() -> str:
     return PASSWORD_HASHER.hash(secrets.token_urlsafe(16))
