@@ -6,26 +6,23 @@ imported, so that `worker` does not carry the HTTP app's libraries in its memory
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
+
+from app.cli import Parser
 
 # Command -> the module whose `register(subparsers)` adds it; each sets `func(args) -> int`.
 COMMANDS = {
     "serve": "app.commands.core",
     "migrate": "app.commands.core",
     "packages": "app.commands.packages",
+    "orders": "app.commands.orders",
     "channels": "app.gateway.commands",
     "sandbox": "app.sandbox.commands",
-    "integrations": "app.integrations.commands",
+    "integrations": "app.orchestrator.commands",
     "worker": "app.worker",
-    "users": "app.commands.users",
+    "users": "app.dashboard.commands",
 }
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def build_parser(command: str | None = None) -> Parser:

@@ -12,9 +12,10 @@ import structlog
 
 from app import errors, health, openapi
 from app.config import Config
-from app.db import Database
+from app.db import CHANNEL, HOLDER, Database
 from app.mail import Mailer
 from app.middleware import Lifespan, RequestId
+from app.orchestrator.pipeline import Pipeline
 from app.orchestrator.service import Orchestrator
 from app.tokens import ISSUER, TokenService, service_tokens
 
@@ -42,6 +43,7 @@ class Services:
     service_tokens: TokenService
     lifespan: Lifespan
     orchestrator: Orchestrator
+    pipeline: Pipeline
     mailer: Mailer | None = None
 
 
@@ -53,15 +55,17 @@ def build_services(config: Config) -> Services:
         config=config,
         db=db,
         postsales_tokens=TokenService(config.secret("POSTSALES_JWT_SECRET"), "postsales",
-                                      config.postsales_jwt_expiration, issuer=f"{ISSUER}-postsales"),
+                                      config.postsales_jwt_expiration, issuer=f"{ISSUER}-postsales",
+                                      role=HOLDER, string_claims=("email",)),
         gateway_tokens={
             branch: TokenService(config.secret(secret), f"gateway/{branch}",
-                                 config.gateway_jwt_expiration, issuer=f"{ISSUER}-gateway")
+                                 config.gateway_jwt_expiration, issuer=f"{ISSUER}-gateway", role=CHANNEL)
             for branch, secret in GATEWAY_BRANCHES.items()
         },
         service_tokens=service_tokens(config.secret("SERVICE_ROLE_SECRET")),
         lifespan=Lifespan(db, on_startup=[orchestrator.start], on_shutdown=[orchestrator.close]),
         orchestrator=orchestrator,
+        pipeline=Pipeline(config, db, orchestrator),
         mailer=Mailer.from_config(config),
     )
 
@@ -89,7 +93,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/openapi.json", openapi.OpenApi())
 
     # Each surface adds its own routes; imported here so that a surface is one package.
-    from app import gateway, integrations, postsales, trpc
-    for surface in (postsales, gateway, integrations, trpc):
+    from app import dashboard, gateway, integrations, postsales
+    for surface in (postsales, gateway, integrations, dashboard):
         surface.add_routes(app, services)
     return app

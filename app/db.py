@@ -80,6 +80,33 @@ def _encode_json(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
+def call_admin(conn, function: str, *args: Any) -> Any:
+    """The JSON value of `function(*args)` on the operator's psycopg connection (the command
+    line's admin.* functions), decoded."""
+    if not _FUNCTION_NAME.match(function):
+        raise ValueError(f"not a schema-qualified function name: {function!r}")
+    placeholders = ", ".join(["%s"] * len(args))
+    args = tuple(orjson.dumps(a).decode() if isinstance(a, dict) else a for a in args)  # jsonb
+    raw = conn.execute(f"SELECT {function}({placeholders})::text AS value", args).fetchone()
+    row = raw["value"] if isinstance(raw, dict) else raw[0]
+    return None if row is None else orjson.loads(row)
+
+
+class Identity:
+    """Who a call runs as: a surface role and the claims (JSON text) that SQL reads through
+    insurance.claim(). The credential hooks of app/auth.py put one on `req.context.identity`."""
+
+    __slots__ = ("role", "claims_json", "claims_from")
+
+    def __init__(self, role: str, claims_json: str | None,
+                 claims_from: tuple[str, Any] | None = None) -> None:
+        self.role = role
+        self.claims_json = claims_json
+        # (function, argument): the claims are computed by the call's own statement instead,
+        # e.g. a session looked up and checked in the same round trip (call_in_session).
+        self.claims_from = claims_from
+
+
 class Database:
     """Calls SQL functions by name as a given role; holds no SQL text of its own."""
 
@@ -146,6 +173,12 @@ class Database:
             sql = self._sql[key] = _call_sql(function, len(args), claims_function)
         async with self._gate:  # see open()
             return await self.pool.fetchval(sql, role, second, *args)
+
+    def call_as(self, identity: Identity, function: str, *args: Any):
+        """`call` as the identity a credential hook verified (its role and claims)."""
+        if identity.claims_from is not None:
+            return self.call_in_session(identity.role, *identity.claims_from, function, *args)
+        return self.call(identity.role, identity.claims_json, function, *args)
 
     async def ping(self) -> list[str]:
         """Names of the deployed sqitch changes of this project (also proves the database answers)."""

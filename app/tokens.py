@@ -14,6 +14,7 @@ from typing import Any
 import jwt
 import orjson
 
+from app.db import SERVICE, Identity
 from app.errors import ApiError
 
 ALGORITHM = "HS256"
@@ -48,29 +49,34 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
-class VerifiedToken:
-    """Claims of a verified token, and the same claims as JSON text for SQL."""
+class VerifiedToken(Identity):
+    """Claims of a verified token, and the identity SQL runs as (the role of the token's
+    surface, the same claims as JSON text). Cached with the token, so a request that
+    presents a known token allocates nothing for its identity."""
 
-    __slots__ = ("claims", "claims_json", "expires_at")
+    __slots__ = ("claims", "expires_at")
 
-    def __init__(self, claims: dict[str, Any]) -> None:
+    def __init__(self, claims: dict[str, Any], role: str | None = None) -> None:
+        super().__init__(role, orjson.dumps(claims).decode())
         self.claims = claims
-        self.claims_json = orjson.dumps(claims).decode()
         self.expires_at = float(claims["exp"])
 
 
 def service_tokens(secret: str) -> TokenService:
     """The service-role bearer of /api/integrations/*: the worker issues it, the app verifies it,
     so both must build it alike."""
-    return TokenService(secret, "service", 3600, issuer=f"{ISSUER}-service")
+    return TokenService(secret, "service", 3600, issuer=f"{ISSUER}-service", role=SERVICE)
 
 
 class TokenService:
     """Issues and verifies the tokens of one surface or branch."""
 
     def __init__(self, secret: str, audience: str, lifetime: int, issuer: str = ISSUER,
-                 cache_size: int = 10_000) -> None:
+                 cache_size: int = 10_000, role: str | None = None,
+                 string_claims: tuple[str, ...] = ()) -> None:
         self._secret = secret
+        self.role = role  # the database role its bearers call SQL as
+        self.string_claims = string_claims  # claims a token must carry as strings (post-sales: email)
         self.audience = audience
         self.issuer = issuer
         self.lifetime = lifetime
@@ -101,7 +107,9 @@ class TokenService:
             raise expired_token() from None
         except jwt.PyJWTError:
             raise invalid_token() from None
-        verified = VerifiedToken(claims)
+        if not all(isinstance(claims.get(name), str) for name in self.string_claims):
+            raise invalid_token()
+        verified = VerifiedToken(claims, self.role)
         if len(self._cache) >= self._cache_size:
             self._cache.clear()  # cheap bound; a full cache refills from hot tokens at once
         self._cache[token] = verified

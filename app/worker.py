@@ -280,7 +280,7 @@ class Worker:
 
 
 def worker(args) -> int:
-    from app.commands import config_or_exit
+    from app.cli import config_or_exit
     from app.logging import configure
 
     config = config_or_exit()

@@ -86,7 +86,7 @@ def main() -> int:
 
         start("sandbox", "--port", str(sandbox_port))
         wait_http(f"{sandbox}/_sandbox/health")
-        subprocess.run([PY, "-m", "app", "integrations", "use-sandbox", sandbox], env=env, cwd=ROOT, check=True,
+        subprocess.run([PY, "-m", "app", "sandbox", "configure", sandbox], env=env, cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
         api_proc = start("serve", "--port", str(api_port), "--workers", str(args.api_workers))
         wait_http(f"{api}/healthz")

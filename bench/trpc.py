@@ -16,7 +16,7 @@ import httpx
 import orjson
 import psycopg
 
-from app.trpc.passwords import PASSWORD_HASHER
+from app.dashboard.passwords import PASSWORD_HASHER
 from bench.lib import Load, app_environ, bench_database, log, serve, table, wrk
 
 EMAIL = "bench-ops@insurance.invalid"

@@ -43,7 +43,7 @@ for _ in $(seq 100); do
   curl -fs "$SANDBOX_URL/_sandbox/health" >/dev/null 2>&1 && break
   sleep 0.1
 done
-.venv/bin/python -m app integrations use-sandbox "$SANDBOX_URL" >/dev/null
+.venv/bin/python -m app sandbox configure "$SANDBOX_URL" >/dev/null
 .venv/bin/python -m app worker & pids+=($!)
 
 echo "[run] API      on $PUBLIC_BASE_URL (GET /healthz, GET /readyz, GET /openapi.json)"

@@ -1,11 +1,13 @@
 """The command line, run as a user would: `python -m app ...` in a child process."""
 from __future__ import annotations
 
+import getpass
 import hashlib
 import subprocess
 import sys
 
 import orjson
+import pytest
 
 from tests.conftest import ROOT, child_environ, unique
 
@@ -15,20 +17,61 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, input=stdin, timeout=60)
 
 
+TRAVEL = "travel:Travel Basic:12.50:EUR:MEDICAL=30000,LUGGAGE=1500"
+
+
+def last_audit(admin, action: str) -> dict:
+    return admin.execute("SELECT actor, action, targets, result FROM insurance.audit_log WHERE action = %s "
+                         "ORDER BY id DESC LIMIT 1", (action,)).fetchone()
+
+
 def test_packages_create_then_duplicate_is_refused(admin):
     uid = unique("pkg")
-    done = cli("packages", "create", "--uid", uid, "--name", "Travel", "--variant", "travel",
-               "--variant", "home", "--sales-integration", "provider_a")
+    done = cli("packages", "create", "--uid", uid, "--name", "Travel", "--variant", TRAVEL,
+               "--variant", "home:Home:99:EUR:FIRE=100000", "--sales-integration", "provider_a")
     assert done.returncode == 0, done.stderr
     package = orjson.loads(done.stdout)
     assert package["sales_integration_slug"] == "PROVIDER_A"
-    assert package["variants"] == ["travel", "home"]
-    codes = admin.execute("SELECT code FROM insurance.package_variants WHERE package_id = %s ORDER BY code",
-                          (package["id"],)).fetchall()
-    assert [r["code"] for r in codes] == ["home", "travel"]
-    again = cli("packages", "create", "--uid", uid, "--name", "Travel")
+    assert [v["code"] for v in package["variants"]] == ["home", "travel"]
+    rows = admin.execute("SELECT code, name, premium, currency, coverages FROM insurance.package_variants "
+                         "WHERE package_id = %s ORDER BY code", (package["id"],)).fetchall()
+    assert [(r["code"], r["name"], str(r["premium"]), r["currency"]) for r in rows] == [
+        ("home", "Home", "99.00", "EUR"), ("travel", "Travel Basic", "12.50", "EUR")]
+    assert rows[1]["coverages"] == [{"code": "MEDICAL", "limit": 30000.0}, {"code": "LUGGAGE", "limit": 1500.0}]
+    assert last_audit(admin, "packages.create") == {
+        "actor": f"cli:{getpass.getuser()}", "action": "packages.create", "targets": [uid], "result": "ok"}
+    again = cli("packages", "create", "--uid", uid, "--name", "Travel", "--variant", TRAVEL)
     assert again.returncode == 1
     assert again.stderr.strip().endswith("exists already") and len(again.stderr.strip().splitlines()) == 1
+    assert last_audit(admin, "packages.create")["result"] == "PACKAGE_EXISTS"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--variant", "boat:Boat:1:EUR:HULL=1"], "variant code 'boat'"),
+    ([], "--variant"),                                                        # a package needs a variant
+    (["--variant", "travel"], "is not CODE:NAME:PREMIUM"),                    # name, premium... from the command line
+    (["--variant", "travel:T:-1:EUR:MEDICAL=1"], "premium"),
+    (["--variant", "travel:T:1:eur:MEDICAL=1"], "currency"),
+    (["--variant", "travel:T:1:EUR:"], "coverages"),
+    (["--variant", TRAVEL, "--sales-integration", "PROVIDR_A"], "'PROVIDR_A' is not a provider"),
+    (["--variant", TRAVEL, "--post-sales-integration", "PROVIDER_C"], "'PROVIDER_C' is not a provider"),
+    (["--variant", TRAVEL, "--variant", TRAVEL], "once"),
+])
+def test_packages_that_could_only_fail_later_are_refused(admin, args, says):
+    uid = unique("pkg")
+    done = cli("packages", "create", "--uid", uid, "--name", "Travel", *args)
+    assert done.returncode == 2 and says in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert admin.execute("SELECT count(*) AS n FROM insurance.packages WHERE uid = %s", (uid,)).fetchone()["n"] == 0
+
+
+def test_abbreviated_flags_are_refused(admin):
+    name = unique("foo")
+    done = cli("channels", "create", "--nam", name)
+    assert done.returncode == 2 and "--nam" in done.stderr
+    assert admin.execute("SELECT count(*) AS n FROM insurance.channels WHERE name = %s", (name,)).fetchone()["n"] == 0
+    assert cli("packages", "create", "--ui", "x", "--name", "y", "--variant", TRAVEL).returncode == 2
+    assert cli("integrations", "set", "PROVIDER_A", "--auth", "{}").returncode == 2
 
 
 def test_bad_arguments_exit_2_with_one_line():
@@ -36,6 +79,27 @@ def test_bad_arguments_exit_2_with_one_line():
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
     assert cli("channels", "revoke", "--id", "not-a-uuid").returncode == 2
+    assert cli("orders", "create", "--risk-item", "not-an-item").returncode == 2
+
+
+def test_orders_create_records_a_policy_created_order(admin, make_risk_item):
+    item = make_risk_item()
+    done = cli("orders", "create", "--risk-item", str(item["uid"]), "--actor", "ops")
+    assert done.returncode == 0, done.stderr
+    order = orjson.loads(done.stdout)
+    assert order["event"] == "POLICY_CREATED" and order["riskItemId"] == item["id"]
+    assert order["riskItemUid"] == str(item["uid"])
+    row = admin.execute("SELECT risk_item_id, event FROM insurance.orders WHERE id = %s", (order["orderId"],)).fetchone()
+    assert row == {"risk_item_id": item["id"], "event": "POLICY_CREATED"}
+    queued = admin.execute("SELECT count(*) AS n FROM outbox.http_requests WHERE url = '/api/integrations/dispatch-v2' "
+                           "AND body ->> 'order_id' = %s", (str(order["orderId"]),)).fetchone()["n"]
+    assert queued == 1, "the order trigger queues the welcome mail's dispatch"
+    assert last_audit(admin, "orders.create") == {"actor": "cli:ops", "action": "orders.create",
+                                                  "targets": [str(item["uid"])], "result": "ok"}
+    by_id = cli("orders", "create", "--risk-item", str(item["id"]))
+    assert by_id.returncode == 0 and orjson.loads(by_id.stdout)["riskItemUid"] == str(item["uid"])
+    missing = cli("orders", "create", "--risk-item", str(2**62))
+    assert missing.returncode == 1 and "no such risk item" in missing.stderr
 
 
 def test_channel_key_is_printed_once_and_stored_as_hash(admin):
@@ -51,3 +115,8 @@ def test_channel_key_is_printed_once_and_stored_as_hash(admin):
     assert channel["id"] in listed.stdout and channel["apiKey"] not in listed.stdout
     revoked = cli("channels", "revoke", "--id", channel["id"])
     assert revoked.returncode == 0 and orjson.loads(revoked.stdout)["active"] is False
+    assert last_audit(admin, "channels.revoke")["targets"] == [channel["id"]]
+    assert last_audit(admin, "channels.create")["targets"] == [channel["id"]]
+    rotated = cli("channels", "rotate", "--id", channel["id"])
+    assert rotated.returncode == 1 and "is revoked" in rotated.stderr
+    assert last_audit(admin, "channels.rotate")["result"] == "CHANNEL_REVOKED"

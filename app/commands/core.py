@@ -6,7 +6,7 @@ import subprocess
 
 from urllib.parse import urlsplit
 
-from app.commands import config_or_exit, fail
+from app.cli import config_or_exit, fail
 from app.config import ROOT
 
 

@@ -1,44 +1,83 @@
-"""`packages create` and `packages list`."""
+"""`packages create` and `packages list`, through admin.create_package / admin.list_packages.
+
+A package needs at least one variant, each with its name, premium, currency and coverages,
+so that a holder's /variants shows something real; integration slugs must name an adapter
+(a typo would end every emission ABANDONED with UNKNOWN_PROVIDER).
+"""
 from __future__ import annotations
 
-import psycopg
+import argparse
+import re
+from decimal import Decimal, InvalidOperation
 
-from app.commands import admin_connection, fail, print_json, slug_arg
+import orjson
+
+from app.cli import add_actor, actor, admin, fail, print_json, slug_arg
 
 VARIANTS = ("travel", "health", "home", "lifestyle")
+VARIANT_FORMAT = "CODE:NAME:PREMIUM:CURRENCY:COVERAGE=LIMIT[,COVERAGE=LIMIT...]"
+_COVERAGE = re.compile(r"^([A-Za-z][A-Za-z0-9_]{0,63})=([0-9]+(?:\.[0-9]{1,2})?)$")
+
+
+def variant_arg(value: str) -> dict:
+    """travel:Travel Basic:12.50:EUR:MEDICAL=30000,LUGGAGE=1500 -> a variant row."""
+    parts = value.split(":")
+    if len(parts) != 5:
+        raise argparse.ArgumentTypeError(f"{value!r} is not {VARIANT_FORMAT}")
+    code, name, premium, currency, coverages = (p.strip() for p in parts)
+    if code not in VARIANTS:
+        raise argparse.ArgumentTypeError(f"variant code {code!r} is not one of {', '.join(VARIANTS)}")
+    if not 1 <= len(name) <= 200:
+        raise argparse.ArgumentTypeError("a variant name has 1 to 200 characters")
+    try:
+        amount = Decimal(premium)
+    except InvalidOperation:
+        amount = Decimal(-1)
+    if not amount.is_finite() or amount < 0 or amount >= 10**10 or amount.as_tuple().exponent < -2:
+        raise argparse.ArgumentTypeError(f"premium {premium!r} is not an amount such as 12.50")
+    if not re.fullmatch(r"[A-Z]{3}", currency):
+        raise argparse.ArgumentTypeError(f"currency {currency!r} is not a code such as EUR")
+    covered = [_COVERAGE.match(c.strip()) for c in coverages.split(",")]
+    if not all(covered):
+        raise argparse.ArgumentTypeError(f"coverages {coverages!r} are not COVERAGE=LIMIT[,COVERAGE=LIMIT...]")
+    return {"code": code, "name": name, "premium": str(amount), "currency": currency,
+            "coverages": [{"code": m.group(1), "limit": float(m.group(2))} for m in covered]}
+
+
+def provider_arg(value: str) -> str:
+    """A slug that names an adapter (PROVIDER_A, PROVIDER_B, MAIL_PROVIDER)."""
+    from app.orchestrator.registry import unknown_slug
+    slug = slug_arg(value)
+    problem = unknown_slug(slug)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return slug
 
 
 def create(args) -> int:
-    with admin_connection() as conn:
-        try:
-            package = conn.execute(
-                """INSERT INTO insurance.packages (uid, name, sales_integration_slug, post_sales_integration_slug)
-                   VALUES (%s, %s, %s, %s)
-                   RETURNING id, uid, name, sales_integration_slug, post_sales_integration_slug""",
-                (args.uid, args.name, args.sales_integration, args.post_sales_integration),
-            ).fetchone()
-            for code in dict.fromkeys(args.variant or []):
-                conn.execute(
-                    "INSERT INTO insurance.package_variants (package_id, code, name) VALUES (%s, %s, %s)",
-                    (package["id"], code, code.title()))
-        except psycopg.errors.UniqueViolation:
-            fail(f"a package with uid {args.uid!r} exists already")
-        except psycopg.errors.CheckViolation as exc:
-            fail(f"invalid value: {exc.diag.constraint_name}", code=2)
-    package["variants"] = list(dict.fromkeys(args.variant or []))
-    print_json(package)
+    codes = [v["code"] for v in args.variant]
+    if len(set(codes)) != len(codes):
+        fail("each variant code may be given once", code=2)
+    print_json(admin("admin.create_package", actor(args), args.uid, args.name, args.sales_integration,
+                     args.post_sales_integration, orjson.dumps(args.variant).decode()))
     return 0
 
 
 def list_packages(args) -> int:
-    with admin_connection() as conn:
-        rows = conn.execute(
-            """SELECT p.id, p.uid, p.name, p.sales_integration_slug, p.post_sales_integration_slug,
-                      coalesce(array_agg(v.code ORDER BY v.code) FILTER (WHERE v.code IS NOT NULL), '{}') AS variants
-                 FROM insurance.packages p LEFT JOIN insurance.package_variants v ON v.package_id = p.id
-                GROUP BY p.id ORDER BY p.id""").fetchall()
-    print_json(rows)
+    print_json(admin("admin.list_packages"))
     return 0
+
+
+def _uid(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a package uid (letters, digits, _ . -; at most 64)")
+    return value
+
+
+def _name(value: str) -> str:
+    if not 1 <= len(value) <= 200:
+        raise argparse.ArgumentTypeError("a package name has 1 to 200 characters")
+    return value
 
 
 def register(subparsers) -> None:
@@ -46,12 +85,15 @@ def register(subparsers) -> None:
         dest="action", metavar="ACTION")
     packages.required = True
     p = packages.add_parser("create", help="create a package with its variants")
-    p.add_argument("--uid", required=True)
-    p.add_argument("--name", required=True)
-    p.add_argument("--variant", action="append", choices=VARIANTS, metavar="CODE",
-                   help=f"a product variant ({', '.join(VARIANTS)}); repeatable")
-    p.add_argument("--sales-integration", type=slug_arg, metavar="SLUG")
-    p.add_argument("--post-sales-integration", type=slug_arg, metavar="SLUG")
+    p.add_argument("--uid", required=True, type=_uid)
+    p.add_argument("--name", required=True, type=_name)
+    p.add_argument("--variant", action="append", required=True, type=variant_arg, metavar=VARIANT_FORMAT,
+                   help=f"a product variant ({', '.join(VARIANTS)}) with its name, premium, currency and "
+                        "coverages, e.g. 'travel:Travel Basic:12.50:EUR:MEDICAL=30000,LUGGAGE=1500'; "
+                        "repeatable, at least one")
+    p.add_argument("--sales-integration", type=provider_arg, metavar="SLUG")
+    p.add_argument("--post-sales-integration", type=provider_arg, metavar="SLUG")
+    add_actor(p)
     p.set_defaults(func=create)
-    p = packages.add_parser("list", help="list packages")
+    p = packages.add_parser("list", help="list packages with their variants")
     p.set_defaults(func=list_packages)

@@ -1,13 +1,12 @@
 """Gateway authentication: the public authorize route and one guard per branch family.
 
 A channel exchanges its API key (`x-api-key`) for a token of the branch in the URL:
-signed with that branch's secret, `aud` = `gateway/<branch>`, `sub` = the channel id. A
-guard verifies the bearer of its branch (a token of another branch fails on the secret
-and, where two secrets were set equal, on the `aud`) and exposes the context to handlers
-in `req.context`:
+signed with that branch's secret, `aud` = `gateway/<branch>`, `sub` = the channel id. The
+`bearer` hook (app/auth.py) verifies it with the branch's tokens (a token of another branch
+fails on the secret and, where two secrets were set equal, on the `aud`) and puts the
+VerifiedToken on `req.context.identity`. A guard describes its branch family:
 
-    req.context.token      the VerifiedToken (claims, and claims_json for SQL)
-    req.context.gateway    the internal headers of the branch family:
+    guard.headers(claims)  the internal headers of the branch family:
         x-channel-id       every branch: the channel id
         x-ai-api-key       ia/*: ai_keys["api_key"] of the IAPayload (None when unset)
         x-insurer-id       integrations/*: insurer_id of the IntegrationPayload
@@ -28,7 +27,7 @@ import orjson
 from app import db
 from app.errors import ApiError
 from app.responses import send
-from app.tokens import TokenService, VerifiedToken
+from app.tokens import TokenService
 
 
 class BranchGuard:
@@ -49,12 +48,6 @@ class BranchGuard:
         return self.tokens.issue(channel["id"], branch=self.branch,
                                  channel={"id": channel["id"], "name": channel["name"]},
                                  **self.payload(channel))
-
-    def authenticate(self, req: falcon.Request) -> VerifiedToken:
-        verified = self.tokens.verify_header(req.get_header("Authorization"))
-        req.context.token = verified
-        req.context.gateway = self.headers(verified.claims)
-        return verified
 
 
 class IaGuard(BranchGuard):
@@ -85,11 +78,6 @@ def guard_for(branch: str, tokens: TokenService) -> BranchGuard:
     family = branch.split("/", 1)[0]
     cls = {"ia": IaGuard, "integrations": IntegrationsGuard}.get(family, BranchGuard)
     return cls(branch, tokens)
-
-
-async def authenticated(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
-    """falcon.before hook of every protected gateway resource: its `channel.guard` verifies."""
-    resource.channel.guard.authenticate(req)
 
 
 class Authorize:

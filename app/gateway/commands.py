@@ -1,6 +1,7 @@
 """`channels create | list | revoke | rotate`: partner channels and their API keys.
 
 The API key is printed once, when created or rotated; the database keeps only its SHA-256.
+Each change goes through an admin.* SQL function, which writes its audit row.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import secrets
 
 import orjson
 
-from app.commands import admin_connection, fail, json_object_arg, print_json
+from app.cli import add_actor, actor, admin, json_object_arg, print_json
 
 BRANCHES = ("v1", "v2", "ia/v1", "ia/v2", "integrations/v1", "integrations/v2")
 API_KEY_PREFIX = "ik_"
@@ -24,34 +25,19 @@ def new_api_key() -> tuple[str, bytes]:
 def create(args) -> int:
     key, key_hash = new_api_key()
     branches = list(dict.fromkeys(args.branch or ["v1"]))
-    with admin_connection() as conn:
-        row = conn.execute(
-            """INSERT INTO insurance.channels (name, branches, api_key_hash, ia_keys, integration_payload)
-               VALUES (%s, %s, %s, %s, %s) RETURNING id, name, branches""",
-            (args.name, branches, key_hash, orjson.dumps(args.ia_keys or {}).decode(),
-             orjson.dumps(args.integration_payload or {}).decode()),
-        ).fetchone()
+    row = admin("admin.create_channel", actor(args), args.name, branches, key_hash,
+                orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(args.integration_payload or {}).decode())
     print_json({**row, "apiKey": key})
     return 0
 
 
 def list_channels(args) -> int:
-    with admin_connection() as conn:
-        rows = conn.execute(
-            "SELECT id, name, branches, active, revoked_at, created_at FROM insurance.channels ORDER BY created_at"
-        ).fetchall()
-    print_json(rows)
+    print_json(admin("admin.list_channels"))
     return 0
 
 
 def revoke(args) -> int:
-    with admin_connection() as conn:
-        row = conn.execute(
-            """UPDATE insurance.channels SET active = false, revoked_at = coalesce(revoked_at, now())
-                WHERE id = %s RETURNING id, name, active, revoked_at""", (args.id,)).fetchone()
-    if row is None:
-        fail(f"no channel with id {args.id}")
-    print_json(row)
+    print_json(admin("admin.revoke_channel", actor(args), args.id))
     return 0
 
 
@@ -59,15 +45,15 @@ def rotate(args) -> int:
     """A new key for an active channel; the old key stops working at once (tokens already
     issued with it live on until they expire, or until the channel is revoked)."""
     key, key_hash = new_api_key()
-    with admin_connection() as conn:
-        row = conn.execute(
-            """UPDATE insurance.channels SET api_key_hash = %s WHERE id = %s AND active
-               RETURNING id, name, branches""", (key_hash, args.id)).fetchone()
-        if row is None:
-            known = conn.execute("SELECT active FROM insurance.channels WHERE id = %s", (args.id,)).fetchone()
-            fail(f"channel {args.id} is revoked" if known else f"no channel with id {args.id}")
+    row = admin("admin.rotate_channel_key", actor(args), args.id, key_hash)
     print_json({**row, "apiKey": key})
     return 0
+
+
+def _name(value: str) -> str:
+    if not 1 <= len(value) <= 200:
+        raise argparse.ArgumentTypeError("a channel name has 1 to 200 characters")
+    return value
 
 
 def _uuid(value: str) -> str:
@@ -83,18 +69,21 @@ def register(subparsers) -> None:
         dest="action", metavar="ACTION")
     channels.required = True
     p = channels.add_parser("create", help="create a channel and print its API key once")
-    p.add_argument("--name", required=True)
+    p.add_argument("--name", required=True, type=_name)
     p.add_argument("--branch", action="append", choices=BRANCHES,
                    help="a gateway branch the channel may use; repeatable (default v1)")
     p.add_argument("--ia-keys", type=json_object_arg, metavar="JSON", help="AI service keys (ia branches)")
     p.add_argument("--integration-payload", type=json_object_arg, metavar="JSON",
                    help="webhooks and insurer_id (integrations branches)")
+    add_actor(p)
     p.set_defaults(func=create)
     p = channels.add_parser("list", help="list channels (never their keys)")
     p.set_defaults(func=list_channels)
     p = channels.add_parser("revoke", help="revoke a channel: its key and tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)
+    add_actor(p)
     p.set_defaults(func=revoke)
     p = channels.add_parser("rotate", help="give a channel a new API key (printed once); the old one stops working")
     p.add_argument("--id", required=True, type=_uuid)
+    add_actor(p)
     p.set_defaults(func=rotate)

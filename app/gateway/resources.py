@@ -18,7 +18,8 @@ import orjson
 
 from app import db
 from app.errors import ApiError, bad_request
-from app.gateway.auth import BranchGuard, authenticated
+from app.auth import bearer
+from app.gateway.auth import BranchGuard
 from app.responses import send_raw
 
 MAX_WINDOW = 100
@@ -34,8 +35,17 @@ class Channel:
         self.db = database
         self.rate_limit = rate_limit
 
-    async def call(self, req: falcon.Request, function: str, *args: Any):
-        return await self.db.call(db.CHANNEL, req.context.token.claims_json, function, self.rate_limit, *args)
+    def call(self, req: falcon.Request, function: str, *args: Any):
+        """`function(rate_limit, *args)` as the channel the `bearer` hook verified."""
+        return self.db.call_as(req.context.identity, function, self.rate_limit, *args)
+
+
+class _Protected:
+    """A route of one branch: the `bearer` hook verifies that branch's tokens."""
+
+    def __init__(self, channel: Channel) -> None:
+        self.channel = channel
+        self.credential = channel.guard.tokens
 
 
 def answer(resp: falcon.Response, reply, status: int = 200, data: bytes | str | None = None) -> None:
@@ -52,19 +62,16 @@ def answer(resp: falcon.Response, reply, status: int = 200, data: bytes | str | 
     send_raw(resp, reply["data"] if data is None else data, status)
 
 
-@falcon.before(authenticated)
-class Validator:
+@falcon.before(bearer)
+class Validator(_Protected):
     """GET /{branch}/auth/validator: the decoded context of a valid token."""
-
-    def __init__(self, channel: Channel) -> None:
-        self.channel = channel
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         reply = await self.channel.call(req, "gateway.validate")
-        claims = req.context.token.claims
+        claims = req.context.identity.claims
         registered = ("iss", "aud", "sub", "iat", "exp", "jti", "branch", "channel")
         context = {"branch": claims["branch"], "channel": orjson.loads(reply["data"]) if reply["data"] else None,
-                   "headers": req.context.gateway, "expires_at": claims["exp"],
+                   "headers": self.channel.guard.headers(claims), "expires_at": claims["exp"],
                    "payload": {k: v for k, v in claims.items() if k not in registered}}
         answer(resp, reply, data=orjson.dumps(context))
 
@@ -163,12 +170,12 @@ def validate_risk_item(body: Any) -> list[dict[str, str]]:
 
 # ---------------------------------------------------------------- risk items
 
-@falcon.before(authenticated)
-class RiskItems:
+@falcon.before(bearer)
+class RiskItems(_Protected):
     """GET and POST /{v1,v2}/risk-items."""
 
     def __init__(self, channel: Channel, keyset: bool = False) -> None:
-        self.channel = channel
+        super().__init__(channel)
         self.keyset = keyset  # v2: `limit` + `cursor` besides the from/to window
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -203,12 +210,9 @@ class RiskItems:
         answer(resp, reply, status=201)
 
 
-@falcon.before(authenticated)
-class RiskItem:
+@falcon.before(bearer)
+class RiskItem(_Protected):
     """GET /{v1,v2}/risk-items/{uid}."""
-
-    def __init__(self, channel: Channel) -> None:
-        self.channel = channel
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response, uid: str) -> None:
         try:

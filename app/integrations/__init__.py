@@ -1,4 +1,5 @@
-"""The integrations surface: /api/integrations/{dispatch,dispatch-v2,retry,dispatch-batch,post-sales}."""
+"""The integrations surface: /api/integrations/{dispatch,dispatch-v2,retry,dispatch-batch}
+(POST /api/integrations/post-sales belongs to the post-sales surface: app/postsales/emission.py)."""
 from __future__ import annotations
 
 
@@ -7,4 +8,3 @@ def add_routes(app, services) -> None:
     for path in resources.SPECS:
         app.add_route(path, resources.SingleEmission(services, path))
     app.add_route("/api/integrations/dispatch-batch", resources.DispatchBatch(services))
-    app.add_route("/api/integrations/post-sales", resources.PostSales(services))

@@ -1,4 +1,4 @@
-"""POST /api/integrations/{dispatch,dispatch-v2,retry,post-sales}: parse, claim, run, answer.
+"""POST /api/integrations/{dispatch,dispatch-v2,retry}: parse, claim, run, answer.
 
 POST /api/integrations/dispatch-batch carries many of the first three at once (the worker).
 Every answer is `{"success": true, "data": {emissionId, status, externalId, error, ...}}` with
@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import falcon
-import orjson
 
-from app.db import HOLDER, SERVICE
+from app.auth import bearer
 from app.errors import ApiError, bad_request
-from app.integrations import service
+from app.orchestrator.pipeline import SALES_DISPATCH
 from app.responses import send
 
 
@@ -45,13 +44,12 @@ def _send(resp: falcon.Response, data: dict[str, Any]) -> None:
 
 
 class _Service:
-    """A route of the service role (the worker, the retry queue)."""
+    """A route of the service role (the worker, the retry queue); each subclass is wrapped in
+    the `bearer` hook with the service-role tokens."""
 
     def __init__(self, services) -> None:
-        self.services = services
-
-    def authorize(self, req: falcon.Request) -> None:
-        self.services.service_tokens.verify_header(req.get_header("Authorization"))
+        self.pipeline = services.pipeline
+        self.credential = services.service_tokens
 
 
 def dispatch_spec(body: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +57,7 @@ def dispatch_spec(body: dict[str, Any]) -> dict[str, Any]:
     record = body.get("record", body)
     if not isinstance(record, dict):
         raise bad_request("record must be an object", details={"field": "record"})
-    return {"riskItemId": _id(record.get("id"), "record.id"), "provider": None, "event": service.SALES_DISPATCH}
+    return {"riskItemId": _id(record.get("id"), "record.id"), "provider": None, "event": SALES_DISPATCH}
 
 
 def dispatch_v2_spec(body: dict[str, Any]) -> dict[str, Any]:
@@ -84,13 +82,7 @@ SPECS = {
 MAX_BATCH = 500
 
 
-async def _run_specs(services, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    begun = orjson.loads(await services.db.call(
-        SERVICE, None, "integrations.begin_batch", orjson.dumps(specs).decode(),
-        service.CLAIMED_BY, service.CLAIM_LEASE_SECONDS))
-    return await service.run_batch(services, begun)
-
-
+@falcon.before(bearer)
 class SingleEmission(_Service):
     """/dispatch, /dispatch-v2 and /retry: one emission."""
 
@@ -99,21 +91,20 @@ class SingleEmission(_Service):
         self.spec = SPECS[path]
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self.authorize(req)
-        [data] = await _run_specs(self.services, [self.spec(await _body(req))])
+        [data] = await self.pipeline.run_specs([self.spec(await _body(req))])
         if "refused" in data:
             refused = data["refused"]
             raise ApiError(refused["status"], refused["code"], refused["message"])
         _send(resp, data)
 
 
+@falcon.before(bearer)
 class DispatchBatch(_Service):
     """Many outbox deliveries in one request (the worker's batches):
     {"requests": [{"id": outbox id, "path": "/api/integrations/dispatch", "body": {...}}, ...]}
     -> {"results": [{"id", "status": the HTTP status the single route would answer, "data" | "error"}]}"""
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        self.authorize(req)
         body = await _body(req)
         requests = body.get("requests")
         if not isinstance(requests, list) or not 0 < len(requests) <= MAX_BATCH:
@@ -129,7 +120,7 @@ class DispatchBatch(_Service):
             except ApiError as exc:
                 result.update(status=exc.status_code, error={"code": exc.code, "message": exc.message})
             results.append(result)
-        answers = iter(await _run_specs(self.services, specs) if specs else [])
+        answers = iter(await self.pipeline.run_specs(specs) if specs else [])
         for result in results:
             if "status" in result:
                 continue
@@ -143,18 +134,3 @@ class DispatchBatch(_Service):
             else:
                 result.update(status=200, data=data)
         send(resp, {"results": results})
-
-
-class PostSales:
-    """A holder's post-sales emission; body: the StandardRiskItem (its `id` names the item;
-    the item itself is read from the database, never taken from the body)."""
-
-    def __init__(self, services) -> None:
-        self.services = services
-
-    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        token = self.services.postsales_tokens.verify_header(req.get_header("Authorization"))
-        body = await _body(req)
-        begun = await service.begin(self.services, "integrations.begin_post_sales_emission",
-                                    _id(body.get("id"), "id"), role=HOLDER, claims=token.claims_json)
-        _send(resp, await service.run_claimed(self.services, begun))

@@ -1,35 +1,36 @@
-"""The holder's routes: each verifies the post-sales JWT and calls one SQL function as
-insurance_holder with the token's claims; the claimant RLS policies decide what it sees.
-SQL builds the JSON; `send_raw` passes it through.
+"""The holder's routes: the `bearer` hook verifies the post-sales JWT, and each responder
+calls one SQL function as insurance_holder with the token's claims; the claimant RLS
+policies decide what it sees. SQL builds the JSON; `send_raw` passes it through.
 """
 from __future__ import annotations
 
 import falcon
 
-from app.db import HOLDER
+from app.auth import bearer
 from app.postsales.validation import json_object, path_id
 from app.responses import send_raw
-from app.tokens import invalid_token
 
 
 class HolderResource:
+    """A holder route; each subclass is wrapped in the `bearer` hook (falcon.before wraps the
+    responders a class defines, not those of its subclasses)."""
+
     def __init__(self, services) -> None:
         self.db = services.db
-        self.tokens = services.postsales_tokens
+        self.credential = services.postsales_tokens
 
-    async def call(self, req: falcon.Request, function: str, *args) -> str:
-        """`function(*args)` as the token's holder: 400/401 for a missing or bad token."""
-        verified = self.tokens.verify_header(req.get_header("Authorization"))
-        if not isinstance(verified.claims.get("email"), str):
-            raise invalid_token()
-        return await self.db.call(HOLDER, verified.claims_json, function, *args)
+    def call(self, req: falcon.Request, function: str, *args):
+        """`function(*args)` as the token's holder."""
+        return self.db.call_as(req.context.identity, function, *args)
 
 
+@falcon.before(bearer)
 class MyRiskItems(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         send_raw(resp, await self.call(req, "postsales.my_risk_items"))
 
 
+@falcon.before(bearer)
 class RiskItem(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         send_raw(resp, await self.call(req, "postsales.risk_item", path_id("riskItemId", riskItemId)))
@@ -39,6 +40,7 @@ class RiskItem(HolderResource):
         send_raw(resp, await self.call(req, "postsales.update_risk_item", item_id, await json_object(req)))
 
 
+@falcon.before(bearer)
 class Beneficiaries(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         send_raw(resp, await self.call(req, "postsales.risk_item_beneficiaries",
@@ -50,6 +52,7 @@ class Beneficiaries(HolderResource):
                  status=201)
 
 
+@falcon.before(bearer)
 class Beneficiary(HolderResource):
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                        beneficiaryId: str) -> None:
@@ -62,6 +65,7 @@ class Beneficiary(HolderResource):
         send_raw(resp, await self.call(req, "postsales.remove_beneficiary", *ids))
 
 
+@falcon.before(bearer)
 class Variants(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         send_raw(resp, await self.call(req, "postsales.risk_item_variants", path_id("riskItemId", riskItemId)))

@@ -1,7 +1,11 @@
-"""`sandbox`: serve the provider sandbox with uvicorn."""
+"""`sandbox`: serve the provider sandbox with uvicorn; `sandbox configure URL`: point
+PROVIDER_A, PROVIDER_B and MAIL_PROVIDER (and the identity provider) at a sandbox."""
 from __future__ import annotations
 
-from app.commands import config_or_exit
+import argparse
+import re
+
+from app.cli import actor, add_actor, admin, config_or_exit, print_json
 
 
 def serve(args) -> int:
@@ -14,9 +18,30 @@ def serve(args) -> int:
     return 0
 
 
+def configure(args) -> int:
+    from app.sandbox.credentials import auth_configs
+    who = actor(args)
+    print_json([admin("admin.set_integration", who, slug, config)
+                for slug, config in auth_configs(args.url).items()])
+    return 0
+
+
+def _url(value: str) -> str:
+    if not re.match(r"^https?://[^\s/]+", value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not an http(s) URL")
+    return value.rstrip("/")
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("sandbox", help="serve the provider sandbox (PROVIDER_A, PROVIDER_B, "
-                                              "MAIL_PROVIDER, identity provider, chat sink)")
+                                              "MAIL_PROVIDER, identity provider, chat sink), or "
+                                              "`sandbox configure URL` to point the providers at one")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, help="default SANDBOX_PORT (8100)")
     p.set_defaults(func=serve)
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    c = actions.add_parser("configure", help="point PROVIDER_A, PROVIDER_B and MAIL_PROVIDER (and the "
+                                             "identity provider) at the sandbox served at URL")
+    c.add_argument("url", type=_url, metavar="URL")
+    add_actor(c)
+    c.set_defaults(func=configure)

@@ -68,7 +68,7 @@ def start_stack(**settings: str) -> Iterator[Stack]:
     env = child_environ(PORT=str(api_port), PUBLIC_BASE_URL=api, CHAT_WEBHOOK_URL=f"{sandbox}/chat/webhook",
                         WORKER_POLL_INTERVAL="0.2", LOG_LEVEL="warning", **settings)
     with running(["sandbox", "--port", str(sandbox_port)], env, f"{sandbox}/_sandbox/health"):
-        subprocess.run([sys.executable, "-m", "app", "integrations", "use-sandbox", sandbox], env=env, cwd=ROOT,
+        subprocess.run([sys.executable, "-m", "app", "sandbox", "configure", sandbox], env=env, cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
         with running(["serve", "--port", str(api_port)], env, f"{api}/healthz"):
             yield Stack(sandbox, api, env)

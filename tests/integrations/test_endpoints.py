@@ -1,5 +1,5 @@
-"""The integration routes' HTTP surface: credentials, validation, SKIPPED, stored answers,
-and the holder's post-sales route (its provider call goes to the sandbox of the stack)."""
+"""The integration routes' HTTP surface: credentials, validation, SKIPPED, stored answers.
+(The holder's post-sales route is the post-sales surface's: tests/postsales/test_emission.py.)"""
 from __future__ import annotations
 
 import pytest
@@ -68,34 +68,6 @@ async def test_retry_of_an_abandoned_emission_answers_it_unchanged(client, servi
     resp = await client.simulate_post("/api/integrations/retry", json={"emissionId": em["id"]}, headers=service_auth)
     assert resp.status_code == 200
     assert resp.json["data"]["status"] == "ABANDONED" and resp.json["data"]["attempts"] == 8
-
-
-async def test_post_sales_needs_a_holder_of_the_item(client, services, service_auth, make_risk_item, admin):
-    item = make_risk_item()
-    resp = await client.simulate_post("/api/integrations/post-sales", json={"id": item["id"]}, headers=service_auth)
-    assert resp.status_code == 401 and resp.json["error"]["code"] == "INVALID_TOKEN"
-    resp = await client.simulate_post("/api/integrations/post-sales", json={"id": item["id"]},
-                                      headers=holder_auth(services, "stranger@example.com"))
-    assert resp.status_code == 401 and resp.json["error"] == {"code": "ACCESS_DENIED", "message": "access denied"}
-    admin.execute("INSERT INTO insurance.authorized_claimants (email, risk_item_id) VALUES ('owner@example.com', %s)",
-                  (item["id"],))
-    resp = await client.simulate_post("/api/integrations/post-sales", json={"id": item["id"], "uid": str(item["uid"])},
-                                      headers=holder_auth(services, "owner@example.com"))
-    assert resp.status_code == 200 and resp.json["data"]["status"] == "SKIPPED"
-
-
-def test_post_sales_emits_to_the_post_sales_provider(stack, services, admin, insert_items, make_package):
-    import httpx
-    [item] = insert_items(package=make_package(variants=("travel",), post_sales="PROVIDER_A"))
-    admin.execute("INSERT INTO insurance.authorized_claimants (email, risk_item_id) VALUES ('poster@example.com', %s)",
-                  (item["id"],))
-    resp = httpx.post(f"{stack.api}/api/integrations/post-sales", json={"id": item["id"]},
-                      headers=holder_auth(services, "poster@example.com"))
-    assert resp.status_code == 200, resp.text
-    data = resp.json()["data"]
-    assert data["status"] == "SUCCESS" and data["event"] == "POST_SALES" and data["externalId"]
-    assert final(admin, item["id"], event="POST_SALES")["external_id"] == data["externalId"]
-    assert [r["idempotencyKey"] for r in stack.requests("PROVIDER_A")].count(f"{item['uid']}:PROVIDER_A:POST_SALES") == 1
 
 
 async def test_dispatch_batch_answers_each_delivery_on_its_own(client, service_auth, make_risk_item):

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import child_environ
 from tests.integrations.conftest import Stack, emission, insert_items, start_stack, wait_for  # noqa: F401 (fixture)
-from tests.trpc.conftest import PASSWORD
+from tests.dashboard.conftest import PASSWORD
 
 MISSING_ID = 999_999_999_999
 

@@ -238,7 +238,7 @@ async def test_head_is_204(client):
 async def test_database_failure_is_500_without_detail(client, session, monkeypatch, services):
     async def broken(*args):
         raise RuntimeError("password=hunter2 in the DSN")
-    from app.trpc import router
+    from app.dashboard import router
     monkeypatch.setitem(router.PROCEDURES, BY_ITEM, router.Procedure("query", router.ByRiskItemInput, broken))
     resp = await client.simulate_get(f"/api/trpc/{BY_ITEM}", query_string=f"input={q({'riskItemId': 1})}",
                                      headers=session["headers"])

@@ -1,5 +1,5 @@
 // Drives the real @trpc/client (11.x) against a running app and prints what it saw as JSON.
-// Used by tests/trpc/test_real_client.py; env: BASE_URL, EMAIL, PASSWORD, WIRE_INPUT (JSON:
+// Used by tests/dashboard/test_real_client.py; env: BASE_URL, EMAIL, PASSWORD, WIRE_INPUT (JSON:
 // {riskItemId, syncRiskItemId, retryEmissionId, missingId}).
 import { createTRPCClient, httpBatchLink, httpBatchStreamLink, httpLink } from "@trpc/client";
 import superjson from "superjson";

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 
 def add_routes(app, services) -> None:
-    from app.trpc.auth import Login, Logout
-    from app.trpc.resource import Trpc
+    from app.dashboard.auth import Login, Logout
+    from app.dashboard.resource import Trpc
 
     trpc = Trpc(services)
     app.add_route("/api/trpc", trpc)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 
-from tests.trpc.test_emissions import query
+from tests.dashboard.test_emissions import query
 
 
 class _Counting:

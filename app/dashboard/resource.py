@@ -15,17 +15,17 @@ import structlog
 from pydantic import ValidationError
 
 from app import errors
-from app.trpc import auth
-from app.trpc.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
+from app.db import Identity
+from app.dashboard import auth
+from app.dashboard.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
                                is_superjson, result_item, stream_head)
-from app.trpc.router import PROCEDURES, Context, Procedure
+from app.dashboard.router import PROCEDURES, Context, Procedure
 
-log = structlog.get_logger("app.trpc")
+log = structlog.get_logger("app.dashboard")
 
 MAX_BATCH = 50
 MAX_BODY = 1024 * 1024
 METHODS = {"query": "GET", "mutation": "POST"}
-
 
 
 class _Call:
@@ -114,8 +114,8 @@ class Trpc(auth.Preflight):
         except TrpcError as error:  # the request as a whole: one error, no path (as tRPC answers it)
             self._write(resp, [error_item(error, None, superjson)], batch=False)
             return
-        session = auth.cookie_token(req)
-        outcomes = await asyncio.gather(*(self._run(req, resp, call, session) for call in calls))
+        identity = auth.session_identity_in_statement(req)
+        outcomes = await asyncio.gather(*(self._run(req, resp, call, identity) for call in calls))
         streaming = stream and batch
         wrap = superjson and not streaming  # a stream line is serialized as a whole instead
         items = [result_item(data, wrap) if error is None else error_item(error, call.path, wrap)
@@ -187,7 +187,7 @@ class Trpc(auth.Preflight):
             raise TrpcError("BAD_REQUEST", f"Cannot mix procedure types in call: {', '.join(types)}")
 
     async def _run(self, req: falcon.Request, resp: falcon.Response, call: _Call,
-                   session: str | None) -> tuple[Any, TrpcError | None]:
+                   identity: Identity | None) -> tuple[Any, TrpcError | None]:
         procedure = call.procedure
         try:
             if procedure is None:
@@ -196,7 +196,7 @@ class Trpc(auth.Preflight):
                 resp.set_header("Allow", METHODS[procedure.type])
                 raise TrpcError("METHOD_NOT_SUPPORTED",
                                 f'Unsupported {req.method}-request to {procedure.type} procedure at path "{call.path}"')
-            if session is None:  # a live session is checked in the procedure's own statement
+            if identity is None:  # a live session is checked in the procedure's own statement
                 raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
             if procedure.type == "mutation" and not auth.origin_allowed(req, self.origins):
                 raise TrpcError("FORBIDDEN", "Mutations are refused from this origin")
@@ -209,7 +209,7 @@ class Trpc(auth.Preflight):
                 params = procedure.input.model_validate(value)
             except ValidationError as exc:
                 raise _validation_error(exc) from None
-            return await procedure.run(Context(self.services, auth.token_hash(session)), params), None
+            return await procedure.run(Context(self.services, identity), params), None
         except TrpcError as error:
             return None, error
         except Exception as exc:  # answered in the envelope, logged with the request id

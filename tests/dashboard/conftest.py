@@ -68,7 +68,7 @@ def session_row(admin, token: str) -> dict:
 
 @pytest.fixture(scope="session")
 def trpc_client_dir() -> Path:
-    """tests/trpc/client with @trpc/client installed from npm (package-lock.json), once per run."""
+    """tests/dashboard/client with @trpc/client installed from npm (package-lock.json), once per run."""
     npm = shutil.which("npm")
     assert npm and shutil.which("node"), "node and npm are needed to run the real @trpc/client"
     lock = CLIENT_DIR / "package-lock.json"

@@ -1,19 +1,16 @@
-"""Dashboard sessions: login, logout, the cookie, expiry, revocation, the failed-login limit, the CLI."""
+"""Dashboard sessions: login, logout, the cookie, expiry, revocation, the failed-login limit."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from urllib.parse import quote
 
-import argon2
 import falcon.testing
 import pytest
 
 from app.app import create_app
 from app.config import Config
-from tests.conftest import ROOT, child_environ, unique
-from tests.trpc.conftest import PASSWORD, login, session_row
+from tests.conftest import child_environ, unique
+from tests.dashboard.conftest import PASSWORD, login, session_row
 
 LIST = "/api/trpc/integrationEmissions.list"
 UNAUTHORIZED = {"error": {"message": "A valid dashboard session is required", "code": -32001,
@@ -192,27 +189,6 @@ async def test_dashboard_allowed_origins_are_accepted(make_user):
                                              json={"riskItemId": 2**62},
                                              headers={**cookie, "Origin": "https://dash.example.com"})
     assert sync.status_code == 404
-
-
-def cli(*args: str, stdin: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=child_environ(),
-                          capture_output=True, text=True, input=stdin, timeout=60)
-
-
-async def test_users_create_reads_the_password_from_stdin(client, admin):
-    email = f"{unique('cli')}@insurance.invalid"
-    done = cli("users", "create", "--email", email.upper(), stdin="a long enough password\n")
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["email"] == email
-    stored = admin.execute("SELECT password_hash FROM insurance.dashboard_users WHERE email = %s", (email,)).fetchone()
-    assert argon2.PasswordHasher().verify(stored["password_hash"], "a long enough password")
-    assert (await login(client, email, "a long enough password")).status_code == 200
-    again = cli("users", "create", "--email", email, stdin="a long enough password\n")
-    assert again.returncode == 1 and again.stderr.strip().endswith("exists already")
-    short = cli("users", "create", "--email", f"{unique('cli')}@insurance.invalid", stdin="short\n")
-    assert short.returncode == 2 and len(short.stderr.strip().splitlines()) == 1
-    listed = cli("users", "list", stdin="")
-    assert email in listed.stdout and "argon2" not in listed.stdout
 
 
 async def test_an_allowed_dashboard_origin_gets_cors_with_credentials(make_user):

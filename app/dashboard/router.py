@@ -12,8 +12,7 @@ from typing import Annotated, Any, Awaitable, Callable, Literal
 import orjson
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
 
-from app import db
-from app.integrations.service import execute_emission
+from app.db import Identity
 
 Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
 Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
@@ -48,13 +47,7 @@ class SyncInput(Input):
 @dataclasses.dataclass(frozen=True)
 class Context:
     services: Any
-    session: bytes  # the SHA-256 of the session cookie
-
-    async def call(self, function: str, *args: Any) -> Any:
-        """`function(*args)` as insurance_dashboard, the session resolved in the same statement
-        (one round trip; PT401 UNAUTHORIZED when it is not live)."""
-        return await self.services.db.call_in_session(
-            db.DASHBOARD, "dashboard.session_claims_or_deny", self.session, function, *args)
+    identity: Identity  # the session's: insurance_dashboard with its claims
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,29 +63,31 @@ def _sql(value: str | None) -> orjson.Fragment:
 
 
 async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
-    return _sql(await ctx.call("dashboard.emissions_by_risk_item", params.riskItemId))
+    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.emissions_by_risk_item",
+                                           params.riskItemId))
 
 
 async def list_emissions(ctx: Context, params: ListInput) -> Any:
     statuses = [params.status] if isinstance(params.status, str) else params.status
-    return _sql(await ctx.call(
-        "dashboard.list_emissions", statuses, params.provider,
+    return _sql(await ctx.services.db.call_as(
+        ctx.identity, "dashboard.list_emissions", statuses, params.provider,
         params.since, params.until, int(params.cursor) if params.cursor else None, params.limit))
 
 
 async def retry_emissions(ctx: Context, params: RetryInput) -> Any:
     """retryFromBackoffice: the same outbox /retry call as the automatic retry, per emission."""
     ids = list(dict.fromkeys(params.emissionIds))
-    return _sql(await ctx.call("integrations.retry_from_backoffice", ids))
+    return _sql(await ctx.services.db.call_as(ctx.identity, "integrations.retry_from_backoffice", ids))
 
 
 async def sync_beneficiaries(ctx: Context, params: SyncInput) -> Any:
     """executeEmission of the item's beneficiaries to its package's post-sales provider."""
-    target = orjson.loads(await ctx.call("dashboard.post_sales_target", params.riskItemId))
+    target = orjson.loads(await ctx.services.db.call_as(ctx.identity, "dashboard.post_sales_target",
+                                                     params.riskItemId))
     if target["provider"] is None:
         return {**target, "event": BENEFICIARIES_SYNC, "status": "SKIPPED", "emissionId": None,
                 "externalId": None, "error": None}
-    outcome = await execute_emission(ctx.services, params.riskItemId, target["provider"], BENEFICIARIES_SYNC)
+    outcome = await ctx.services.pipeline.execute(params.riskItemId, target["provider"], BENEFICIARIES_SYNC)
     return {**target, "event": BENEFICIARIES_SYNC, **outcome}
 
 

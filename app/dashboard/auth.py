@@ -20,12 +20,12 @@ import orjson
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.trpc.passwords import PASSWORD_HASHER
+from app.dashboard.passwords import PASSWORD_HASHER
 from app import db, errors
 from app.config import Config
 from app.responses import send
 
-log = structlog.get_logger("app.trpc.auth")
+log = structlog.get_logger("app.dashboard.auth")
 
 SESSION_COOKIE = "dashboard_session"
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -84,6 +84,34 @@ def cookie_token(req: falcon.Request) -> str | None:
     """The session cookie's value, when it has a plausible one."""
     token = next(iter(req.get_cookie_values(SESSION_COOKIE) or ()), None)
     return token if token and len(token) <= 200 else None
+
+
+async def session_identity(database: db.Database, req: falcon.Request) -> db.Identity | None:
+    """The identity of the request's live dashboard session (insurance_dashboard with the
+    session's claims), or None."""
+    token = cookie_token(req)
+    if token is None:
+        return None
+    claims = await database.call(db.ANON, None, "dashboard.session_claims", token_hash(token))
+    return db.Identity(db.DASHBOARD, claims) if claims else None
+
+
+def session_identity_in_statement(req: falcon.Request) -> db.Identity | None:
+    """The identity of the request's session cookie, checked by the call itself: its claims
+    come from dashboard.session_claims_or_deny inside the procedure's statement (one round
+    trip; PT401 UNAUTHORIZED when the session is not live). None without a cookie."""
+    token = cookie_token(req)
+    if token is None:
+        return None
+    return db.Identity(db.DASHBOARD, None, claims_from=("dashboard.session_claims_or_deny", token_hash(token)))
+
+
+async def session(req: falcon.Request, resp: falcon.Response, resource, params: dict) -> None:
+    """falcon.before hook of a dashboard page: the session's identity on req.context, or 401."""
+    identity = await session_identity(resource.db, req)
+    if identity is None:
+        raise errors.ApiError(401, "UNAUTHORIZED", "a valid dashboard session is required")
+    req.context.identity = identity
 
 
 @functools.cache

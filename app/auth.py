@@ -1,0 +1,27 @@
+"""One way to authenticate: a `falcon.before` hook per credential kind.
+
+A hook verifies the request's credential and puts the identity on `req.context.identity`
+(an app.db.Identity: the surface role and the claims SQL reads); the responder then calls
+`db.call_as(req.context.identity, "schema.function", ...)`. A resource names the credential
+it accepts in one attribute, `credential`, set from the services when it is built:
+
+    @falcon.before(bearer)
+    class MyRiskItems:
+        def __init__(self, services):
+            self.db, self.credential = services.db, services.postsales_tokens
+
+Credentials are checked before a body is read. The dashboard's session cookie has its hook
+beside the session (app/dashboard/auth.py `session`); the tRPC route answers in its own
+envelope, so it asks for the same identity itself instead of through the hook.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+
+async def bearer(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
+    """`Authorization: Bearer <JWT>` of the resource's TokenService (post-sales holder, gateway
+    branch, service role): 400 MISSING_BEARER_TOKEN, 401 INVALID_TOKEN or TOKEN_EXPIRED."""
+    req.context.identity = resource.credential.verify_header(req.get_header("Authorization"))

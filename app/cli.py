@@ -1,0 +1,110 @@
+"""What every command of `python -m app` shares: configuration, errors, output, the
+operator's database connection and the admin.* SQL functions, the --actor of audit rows,
+and argument types. Each command lives beside what it serves (a surface, the orchestrator,
+the sandbox); app/commands/ holds those that belong to no single one.
+"""
+from __future__ import annotations
+
+import argparse
+import getpass
+import re
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import orjson
+
+from app.config import Config, ConfigError
+
+
+class Parser(argparse.ArgumentParser):
+    """Every parser of the command line: one-line errors (exit 2), and no abbreviated flags
+    (`--nam foo` once created a channel called "foo")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # one line, exit 2
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def config_or_exit() -> Config:
+    try:
+        return Config.from_env()
+    except ConfigError as exc:
+        fail(str(exc), code=2)
+        raise  # unreachable
+
+
+def fail(message: str, code: int = 1) -> None:
+    print(f"python -m app: error: {message}", file=sys.stderr)
+    sys.exit(code)
+
+
+def print_json(value: object) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+
+
+@contextmanager
+def admin_connection(config: Config | None = None) -> Iterator["psycopg.Connection"]:
+    """A psycopg connection as the operator (ADMIN_DATABASE_URL), committed on success."""
+    import psycopg  # only for the commands that need it (not the worker, not serve)
+    from psycopg.rows import dict_row
+
+    config = config or config_or_exit()
+    try:
+        conn = psycopg.connect(config.admin_database_url, row_factory=dict_row)
+    except psycopg.OperationalError as exc:
+        fail(f"cannot connect to the database: {str(exc).splitlines()[0]}")
+    with conn:
+        yield conn
+
+
+def admin(function: str, *args: Any) -> Any:
+    """`function(*args)`, one of the admin.* SQL functions, in a transaction of its own. A refusal
+    ({"error": CODE, "message"}: the audit row is written) exits 1 with its message."""
+    from app.db import call_admin
+
+    with admin_connection() as conn:
+        value = call_admin(conn, function, *args)
+    if isinstance(value, dict) and "error" in value and "message" in value:
+        fail(value["message"])
+    return value
+
+
+def add_actor(parser: argparse.ArgumentParser) -> None:
+    """--actor of a command that changes something: who the audit row names."""
+    parser.add_argument("--actor", type=_actor, default=None,
+                        help="who the audit row names (default: the OS user)")
+
+
+def actor(args: argparse.Namespace) -> str:
+    return args.actor or f"cli:{getpass.getuser()}"
+
+
+def _actor(value: str) -> str:
+    if not 1 <= len(value) <= 200 or not value.isprintable():
+        raise argparse.ArgumentTypeError("an actor is 1 to 200 printable characters")
+    return value if ":" in value else f"cli:{value}"
+
+
+# Argument types shared by the subcommands (argparse turns the error into exit 2).
+_SLUG = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+
+
+def slug_arg(value: str) -> str:
+    """A provider slug, upper-cased: provider_a -> PROVIDER_A."""
+    if not _SLUG.match(value.upper()):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a provider slug such as PROVIDER_A")
+    return value.upper()
+
+
+def json_object_arg(value: str) -> dict:
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        raise argparse.ArgumentTypeError("not valid JSON") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return parsed

@@ -1,0 +1,150 @@
+"""The emission pipeline: claim the key, build the StandardRiskItem, orchestrate, record the outcome.
+
+    pipeline = Pipeline(config, db, orchestrator)       # once per process, in build_services
+    await pipeline.execute(risk_item_id, provider, event) -> {emissionId, status, externalId, error, ...}
+
+Every emission goes through `run_batch`: SQL claims the keys (a `begin_*` function, one round
+trip that also returns the StandardRiskItem: at most one provider call per key at a time, none
+after SUCCESS), the orchestrator calls the provider with an Idempotency-Key derived from the
+key, and `integrations.record_batch` applies the state machine in one transaction (emission
+rows, risk item metadata, chat notices, delayed retries, claims released). The integrations
+surface, the post-sales surface and the dashboard each start emissions through it; it knows no
+HTTP framework and no surface.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import asyncpg
+import orjson
+import structlog
+
+from app.db import PROCESS_NAME, SERVICE, Database
+from app.orchestrator.contract import MAPPING_ERROR, OrchestratorResult
+from app.orchestrator.model import MappingError, StandardRiskItem
+from app.orchestrator.service import Orchestrator
+
+log = structlog.get_logger("app.pipeline")
+
+# How long a claim on a key lasts: longer than one provider call with its timeouts.
+CLAIM_LEASE_SECONDS = 120
+# A restarting database refuses connections, ends sessions (class 57) or drops them mid-call.
+DATABASE_AWAY = (OSError, asyncpg.InterfaceError, asyncpg.exceptions.OperatorInterventionError)
+RECORD_RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds; PostgreSQL restarts in a few
+CLAIMED_BY = PROCESS_NAME
+
+# Events of the emissions this service starts itself.
+SALES_DISPATCH = "SALES_DISPATCH"      # risk item insert -> /dispatch (package.sales_integration_slug)
+
+
+def emission_options(config) -> str:
+    """The settings record_emission needs, as JSON (the state machine's only configuration)."""
+    return orjson.dumps({
+        "maxAttempts": config.integration_max_attempts,
+        "retryBaseSeconds": config.integration_retry_base_seconds,
+        "retryCapSeconds": config.integration_retry_cap_seconds,
+        "chatWebhookUrl": config.chat_webhook_url,
+        "claimedBy": CLAIMED_BY,
+    }).decode()
+
+
+def answer(data: dict[str, Any]) -> dict[str, Any]:
+    """The documented body of an emission outcome."""
+    return {
+        "emissionId": data.get("emissionId"),
+        "riskItemId": data.get("riskItemId"),
+        "riskItemUid": data.get("riskItemUid"),
+        "provider": data.get("provider"),
+        "event": data.get("event"),
+        "status": data.get("status"),
+        "externalId": data.get("externalId"),
+        "attempts": data.get("attempts"),
+        "nextRetryAt": data.get("nextRetryAt"),
+        "error": data.get("error"),
+    }
+
+
+class Pipeline:
+    """One per process: the database, the orchestrator, and the provider calls in flight."""
+
+    def __init__(self, config, db: Database, orchestrator: Orchestrator) -> None:
+        self.db = db
+        self.orchestrator = orchestrator
+        self.options = emission_options(config)
+        # Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY): a few busy
+        # keep-alive connections serve the sandbox's rate; more only add scheduling work
+        # (bench/emissions.py compares them).
+        self.slots = asyncio.Semaphore(config.integration_provider_concurrency)
+
+    async def begin(self, function: str, *args: Any, role: str = SERVICE, claims: str | None = None) -> dict:
+        """Claim a key through a begin_* SQL function, as `role` with `claims`."""
+        raw = await self.db.call(role, claims, function, *args, CLAIMED_BY, CLAIM_LEASE_SECONDS)
+        return orjson.loads(raw)
+
+    async def run_specs(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """integrations.begin_batch for these specs, then run_batch: the service role's emissions."""
+        begun = orjson.loads(await self.db.call(
+            SERVICE, None, "integrations.begin_batch", orjson.dumps(specs).decode(),
+            CLAIMED_BY, CLAIM_LEASE_SECONDS))
+        return await self.run_batch(begun)
+
+    async def run_batch(self, begun: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Call the providers for the claimed keys (concurrently) and record every outcome in one
+        SQL call; a key not claimed is answered with what SQL said (SKIPPED, IN_PROGRESS, the
+        stored outcome) and a {"refused": ...} element (unknown id) stays as it is. Answers in order."""
+        claimed = [b for b in begun if b.get("claimed")]
+        recorded: list[dict[str, Any]] = []
+        if claimed:
+            results = await asyncio.gather(*(self._orchestrate(b) for b in claimed))
+            raw = await self._record(orjson.dumps(
+                [{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
+                  "outcome": r.as_json()} for b, r in zip(claimed, results)]).decode())
+            recorded = orjson.loads(raw)
+            uids = {b["riskItemId"]: b.get("riskItemUid") for b in claimed}
+            for data in recorded:
+                data.setdefault("riskItemUid", uids.get(data["riskItemId"]))
+                log.info("emission", risk_item_id=data["riskItemId"], provider=data["provider"],
+                         emission_event=data["event"], status=data["status"], attempts=data["attempts"],
+                         code=(data.get("error") or {}).get("code"))
+        out, done = [], iter(recorded)
+        for b in begun:
+            out.append(answer(next(done)) if b.get("claimed") else b if "refused" in b else answer(b))
+        return out
+
+    async def run_claimed(self, begun: dict[str, Any]) -> dict[str, Any]:
+        """run_batch for one key."""
+        return (await self.run_batch([begun]))[0]
+
+    async def execute(self, risk_item_id: int, provider: str | None, event: str) -> dict[str, Any]:
+        """Claim the key as the service role, build the StandardRiskItem, orchestrate, record.
+
+        provider None: the package's slug for the event. Returns {emissionId, status, externalId,
+        error, ...}; status is SUCCESS, FAILED, ABANDONED, SKIPPED (no slug) or IN_PROGRESS
+        (another call holds the key). An unknown risk item raises the database's PT404."""
+        return await self.run_claimed(
+            await self.begin("integrations.begin_emission", risk_item_id, provider, event))
+
+    async def _record(self, outcomes: str) -> str:
+        """integrations.record_batch, tried again while the database restarts: the providers have
+        answered, and an outcome dropped here would wait for the claim's lease to be asked again."""
+        for delay in (*RECORD_RETRY_DELAYS, None):
+            try:
+                return await self.db.call(SERVICE, None, "integrations.record_batch", outcomes, self.options)
+            except DATABASE_AWAY as exc:
+                if delay is None:
+                    raise
+                log.warning("emission_record_retry", error=type(exc).__name__, in_seconds=delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _orchestrate(self, begun: dict[str, Any]) -> OrchestratorResult:
+        """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim)."""
+        try:
+            item = StandardRiskItem.from_json(begun["item"])
+        except MappingError as exc:
+            return OrchestratorResult(status="FAILED", provider=begun["provider"], code=MAPPING_ERROR,
+                                      message=str(exc)[:300], retryable=False)
+        async with self.slots:
+            return await self.orchestrator.orchestrate_insurance_emission(
+                begun["provider"], item, begun["idempotencyKey"])

@@ -1,0 +1,60 @@
+"""POST /api/integrations/post-sales: the holder's post-sales emission (the holder web app,
+with the post-sales JWT; DESIGN.md §1).
+
+Body: the StandardRiskItem of the specification. Its `uid` names the item (the integer `id`
+is an alternative); the item itself is read again from the database as the holder, under the
+claimant RLS policies (postsales.begin_emission), never taken from the body. The answer is the
+emission's outcome: SUCCESS, FAILED, ABANDONED, or SKIPPED when the package has no post-sales
+provider; 409 EMISSION_IN_PROGRESS while another call holds the key.
+"""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import falcon
+
+from app.auth import bearer
+from app.errors import ApiError, bad_request
+from app.postsales.validation import MAX_ID, json_object
+from app.responses import send
+
+PATH = "/api/integrations/post-sales"
+
+
+def item_reference(body: dict[str, Any]) -> tuple[int | None, uuid.UUID | None]:
+    """(id, uid) of the StandardRiskItem in the body; at least one, each well formed."""
+    raw_id, raw_uid = body.get("id"), body.get("uid")
+    item_id = item_uid = None
+    if raw_id is not None:
+        if isinstance(raw_id, bool) or not isinstance(raw_id, int) or not 0 < raw_id <= MAX_ID:
+            raise bad_request("id must be a positive integer", details={"field": "id"})
+        item_id = raw_id
+    if raw_uid is not None:
+        try:
+            item_uid = uuid.UUID(raw_uid) if isinstance(raw_uid, str) else None
+        except ValueError:
+            pass
+        if item_uid is None:
+            raise bad_request("uid must be the item's UUID", details={"field": "uid"})
+    if item_id is None and item_uid is None:
+        raise bad_request("the StandardRiskItem needs its uid (or its id)", details={"field": "uid"})
+    return item_id, item_uid
+
+
+@falcon.before(bearer)
+class PostSalesEmission:
+    def __init__(self, services) -> None:
+        self.db = services.db
+        self.credential = services.postsales_tokens
+        self.pipeline = services.pipeline
+
+    async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        item_id, item_uid = item_reference(await json_object(req))
+        begun = await self.pipeline.begin("postsales.begin_emission", item_id, item_uid,
+                                          role=req.context.identity.role, claims=req.context.identity.claims_json)
+        data = await self.pipeline.run_claimed(begun)
+        if data["status"] == "IN_PROGRESS":
+            raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
+                           details=data, headers={"Retry-After": "5"})
+        send(resp, data)

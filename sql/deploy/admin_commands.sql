@@ -1,0 +1,288 @@
+-- Deploy insurance:admin_commands to pg
+-- requires: audit_log
+-- requires: packages
+-- requires: channels
+-- requires: dashboard_users
+-- requires: provider_config
+-- requires: orders
+-- The command line (`python -m app ...`, connected as the operator) calls these functions by
+-- name, as every other caller does: it holds no table SQL. Each mutation writes its audit row
+-- (insurance.record_audit) in its own transaction, refusals included; `_actor` is the OS user
+-- or --actor, as 'cli:<name>'. Refusals answer {"error": "<CODE>", "message": ...} and change
+-- nothing but the audit log. No role but the owner (and superusers) may call them.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+CREATE SCHEMA admin AUTHORIZATION insurance_owner;
+COMMENT ON SCHEMA admin IS 'Functions of the operator''s command line; every mutation audited';
+
+-- _refused: audit a refused command and answer its error.
+CREATE FUNCTION admin._refused(_actor text, _action text, _targets jsonb, _code text, _message text)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+BEGIN
+  PERFORM insurance.record_audit(_actor, _action, _targets, _code);
+  RETURN pg_catalog.jsonb_build_object('error', _code, 'message', _message);
+END
+$$;
+
+-- ---------------------------------------------------------------- packages
+
+-- create_package: a package and its variants ([{code, name, premium, currency, coverages}],
+-- at least one); PACKAGE_EXISTS for a taken uid, VARIANT_REQUIRED without a variant.
+CREATE FUNCTION admin.create_package(_actor text, _uid text, _name text, _sales_slug text,
+                                     _post_sales_slug text, _variants jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _package insurance.packages;
+  _targets jsonb := pg_catalog.jsonb_build_array(_uid);
+BEGIN
+  IF EXISTS (SELECT FROM insurance.packages p WHERE p.uid = _uid) THEN
+    RETURN admin._refused(_actor, 'packages.create', _targets, 'PACKAGE_EXISTS',
+                          pg_catalog.format('a package with uid %s exists already', _uid));
+  END IF;
+  IF pg_catalog.jsonb_typeof(_variants) IS DISTINCT FROM 'array' OR pg_catalog.jsonb_array_length(_variants) = 0 THEN
+    RETURN admin._refused(_actor, 'packages.create', _targets, 'VARIANT_REQUIRED',
+                          'a package needs at least one variant');
+  END IF;
+  INSERT INTO insurance.packages (uid, name, sales_integration_slug, post_sales_integration_slug)
+  VALUES (_uid, _name, _sales_slug, _post_sales_slug) RETURNING * INTO _package;
+  INSERT INTO insurance.package_variants (package_id, code, name, premium, currency, coverages)
+  SELECT _package.id, v.code, v.name, v.premium, v.currency, coalesce(v.coverages, '[]')
+    FROM pg_catalog.jsonb_to_recordset(_variants)
+         AS v(code text, name text, premium numeric, currency text, coverages jsonb);
+  PERFORM insurance.record_audit(_actor, 'packages.create', _targets, 'ok',
+            pg_catalog.jsonb_build_object('id', _package.id));
+  RETURN admin.package_json(_package.id);
+END
+$$;
+
+-- package_json: a package with its variants, as the command line prints it.
+CREATE FUNCTION admin.package_json(_id bigint)
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = ''
+AS $$
+  SELECT pg_catalog.jsonb_build_object(
+           'id', p.id, 'uid', p.uid, 'name', p.name,
+           'sales_integration_slug', p.sales_integration_slug,
+           'post_sales_integration_slug', p.post_sales_integration_slug,
+           'variants', coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                                          'code', v.code, 'name', v.name, 'premium', v.premium,
+                                          'currency', v.currency, 'coverages', v.coverages) ORDER BY v.code)
+                                   FROM insurance.package_variants v WHERE v.package_id = p.id), '[]'))
+    FROM insurance.packages p WHERE p.id = _id
+$$;
+
+-- list_packages: every package with its variants, oldest first.
+CREATE FUNCTION admin.list_packages()
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = ''
+AS $$
+  SELECT coalesce(pg_catalog.jsonb_agg(admin.package_json(p.id) ORDER BY p.id), '[]')
+    FROM insurance.packages p
+$$;
+
+-- ---------------------------------------------------------------- channels
+
+-- create_channel: a partner channel with the hash of its new API key (the key is shown once,
+-- by the caller, and never stored).
+CREATE FUNCTION admin.create_channel(_actor text, _name text, _branches text[], _api_key_hash bytea,
+                                     _ia_keys jsonb, _integration_payload jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _channel insurance.channels;
+BEGIN
+  INSERT INTO insurance.channels (name, branches, api_key_hash, ia_keys, integration_payload)
+  VALUES (_name, _branches, _api_key_hash, coalesce(_ia_keys, '{}'), coalesce(_integration_payload, '{}'))
+  RETURNING * INTO _channel;
+  PERFORM insurance.record_audit(_actor, 'channels.create', pg_catalog.jsonb_build_array(_channel.id), 'ok',
+            pg_catalog.jsonb_build_object('name', _name, 'branches', _branches));
+  RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'branches', _channel.branches);
+END
+$$;
+
+-- list_channels: every channel (never its key hash), oldest first.
+CREATE FUNCTION admin.list_channels()
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = ''
+AS $$
+  SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           'id', c.id, 'name', c.name, 'branches', c.branches, 'active', c.active,
+           'revoked_at', c.revoked_at, 'created_at', c.created_at) ORDER BY c.created_at, c.id), '[]')
+    FROM insurance.channels c
+$$;
+
+-- revoke_channel: the channel's key and tokens stop working; CHANNEL_NOT_FOUND otherwise.
+CREATE FUNCTION admin.revoke_channel(_actor text, _id uuid)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _channel insurance.channels;
+BEGIN
+  UPDATE insurance.channels c SET active = false, revoked_at = coalesce(c.revoked_at, pg_catalog.now())
+   WHERE c.id = _id RETURNING * INTO _channel;
+  IF NOT FOUND THEN
+    RETURN admin._refused(_actor, 'channels.revoke', pg_catalog.jsonb_build_array(_id), 'CHANNEL_NOT_FOUND',
+                          pg_catalog.format('no channel with id %s', _id));
+  END IF;
+  PERFORM insurance.record_audit(_actor, 'channels.revoke', pg_catalog.jsonb_build_array(_id));
+  RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'active', _channel.active,
+                                       'revoked_at', _channel.revoked_at);
+END
+$$;
+
+-- rotate_channel_key: a new key hash for an active channel; CHANNEL_NOT_FOUND or CHANNEL_REVOKED.
+CREATE FUNCTION admin.rotate_channel_key(_actor text, _id uuid, _api_key_hash bytea)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _channel insurance.channels;
+BEGIN
+  UPDATE insurance.channels c SET api_key_hash = _api_key_hash
+   WHERE c.id = _id AND c.active RETURNING * INTO _channel;
+  IF NOT FOUND THEN
+    IF EXISTS (SELECT FROM insurance.channels c WHERE c.id = _id) THEN
+      RETURN admin._refused(_actor, 'channels.rotate', pg_catalog.jsonb_build_array(_id), 'CHANNEL_REVOKED',
+                            pg_catalog.format('channel %s is revoked', _id));
+    END IF;
+    RETURN admin._refused(_actor, 'channels.rotate', pg_catalog.jsonb_build_array(_id), 'CHANNEL_NOT_FOUND',
+                          pg_catalog.format('no channel with id %s', _id));
+  END IF;
+  PERFORM insurance.record_audit(_actor, 'channels.rotate', pg_catalog.jsonb_build_array(_id));
+  RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'branches', _channel.branches);
+END
+$$;
+
+-- ---------------------------------------------------------------- dashboard users
+
+-- create_dashboard_user: a back-office user with an argon2 hash; USER_EXISTS for a taken e-mail.
+CREATE FUNCTION admin.create_dashboard_user(_actor text, _email text, _password_hash text)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _user insurance.dashboard_users;
+BEGIN
+  IF EXISTS (SELECT FROM insurance.dashboard_users u WHERE u.email = pg_catalog.lower(_email)) THEN
+    RETURN admin._refused(_actor, 'users.create', pg_catalog.jsonb_build_array(pg_catalog.lower(_email)),
+                          'USER_EXISTS', pg_catalog.format('a dashboard user with e-mail %s exists already', _email));
+  END IF;
+  INSERT INTO insurance.dashboard_users (email, password_hash) VALUES (pg_catalog.lower(_email), _password_hash)
+  RETURNING * INTO _user;
+  PERFORM insurance.record_audit(_actor, 'users.create', pg_catalog.jsonb_build_array(_user.email), 'ok',
+            pg_catalog.jsonb_build_object('id', _user.id));
+  RETURN pg_catalog.jsonb_build_object('id', _user.id, 'email', _user.email, 'active', _user.active,
+                                       'created_at', _user.created_at);
+END
+$$;
+
+-- list_dashboard_users: every user with its count of live sessions (never a hash).
+CREATE FUNCTION admin.list_dashboard_users()
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = ''
+AS $$
+  SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           'id', u.id, 'email', u.email, 'active', u.active, 'created_at', u.created_at,
+           'live_sessions', (SELECT pg_catalog.count(*) FROM insurance.dashboard_sessions s
+                              WHERE s.user_id = u.id AND s.revoked_at IS NULL AND s.expires_at > pg_catalog.now()))
+           ORDER BY u.id), '[]')
+    FROM insurance.dashboard_users u
+$$;
+
+-- ---------------------------------------------------------------- providers
+
+-- set_integration: create or replace a provider's auth_config (the caller has checked it
+-- against the adapter); the audit row names its keys, never its values.
+CREATE FUNCTION admin.set_integration(_actor text, _slug text, _auth_config jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _out jsonb := integrations.set_provider_config(_slug, _auth_config);
+BEGIN
+  PERFORM insurance.record_audit(_actor, 'integrations.set', pg_catalog.jsonb_build_array(_out ->> 'slug'), 'ok',
+            pg_catalog.jsonb_build_object('keys', (SELECT coalesce(pg_catalog.jsonb_agg(k ORDER BY k), '[]')
+                                                     FROM pg_catalog.jsonb_object_keys(_auth_config) k)));
+  RETURN _out;
+END
+$$;
+
+-- delete_integration: forget a provider's configuration; INTEGRATION_NOT_FOUND otherwise.
+CREATE FUNCTION admin.delete_integration(_actor text, _slug text)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+BEGIN
+  DELETE FROM insurance.integrations i WHERE i.slug = pg_catalog.upper(_slug);
+  IF NOT FOUND THEN
+    RETURN admin._refused(_actor, 'integrations.delete', pg_catalog.jsonb_build_array(pg_catalog.upper(_slug)),
+                          'INTEGRATION_NOT_FOUND', pg_catalog.format('no provider configuration for %s', _slug));
+  END IF;
+  PERFORM insurance.record_audit(_actor, 'integrations.delete', pg_catalog.jsonb_build_array(pg_catalog.upper(_slug)));
+  RETURN pg_catalog.jsonb_build_object('slug', pg_catalog.upper(_slug), 'deleted', true);
+END
+$$;
+
+-- list_integrations: every provider with its auth_config (the caller masks credentials).
+CREATE FUNCTION admin.list_integrations()
+RETURNS jsonb
+LANGUAGE sql STABLE
+SET search_path = ''
+AS $$
+  SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           'slug', i.slug, 'auth_config', i.auth_config, 'updated_at', i.updated_at) ORDER BY i.slug), '[]')
+    FROM insurance.integrations i
+$$;
+
+-- ---------------------------------------------------------------- orders
+
+-- create_order: an order on a risk item named by uid or id; its insert trigger enqueues the
+-- event's dispatch (POLICY_CREATED: the welcome mail). RISK_ITEM_NOT_FOUND otherwise.
+CREATE FUNCTION admin.create_order(_actor text, _risk_item_id bigint, _risk_item_uid uuid, _event text,
+                                   _data jsonb)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _item insurance.risk_items;
+  _order insurance.orders;
+BEGIN
+  SELECT * INTO _item FROM insurance.risk_items r
+   WHERE (_risk_item_id IS NULL OR r.id = _risk_item_id)
+     AND (_risk_item_uid IS NULL OR r.uid = _risk_item_uid)
+     AND (_risk_item_id IS NOT NULL OR _risk_item_uid IS NOT NULL);
+  IF NOT FOUND THEN
+    RETURN admin._refused(_actor, 'orders.create',
+                          pg_catalog.jsonb_build_array(coalesce(_risk_item_uid::text, _risk_item_id::text)),
+                          'RISK_ITEM_NOT_FOUND', 'no such risk item');
+  END IF;
+  INSERT INTO insurance.orders (risk_item_id, event, data) VALUES (_item.id, _event, coalesce(_data, '{}'))
+  RETURNING * INTO _order;
+  PERFORM insurance.record_audit(_actor, 'orders.create', pg_catalog.jsonb_build_array(_item.uid), 'ok',
+            pg_catalog.jsonb_build_object('orderId', _order.id, 'event', _event));
+  RETURN pg_catalog.jsonb_build_object('orderId', _order.id, 'riskItemId', _item.id, 'riskItemUid', _item.uid,
+                                       'event', _order.event, 'createdAt', _order.created_at);
+END
+$$;
+
+COMMIT;
