@@ -15,27 +15,29 @@ import jwt
 import orjson
 
 from app.db import SERVICE, Identity
-from app.errors import ApiError
 
 ALGORITHM = "HS256"
 LEEWAY_SECONDS = 10
 ISSUER = "insurance-backend"
 
 
-class TokenError(ApiError):
-    pass
+def _error(status: int, code: str, message: str):
+    # Imported here: the worker issues tokens and never verifies one, so it does not carry
+    # the HTTP stack (falcon, about 5 MB) that app.errors brings.
+    from app.errors import ApiError
+    return ApiError(status, code, message)
 
 
-def missing_bearer() -> TokenError:
-    return TokenError(400, "MISSING_BEARER_TOKEN", "Missing bearer token")
+def missing_bearer():
+    return _error(400, "MISSING_BEARER_TOKEN", "Missing bearer token")
 
 
-def expired_token() -> TokenError:
-    return TokenError(401, "TOKEN_EXPIRED", "Access token expired")
+def expired_token():
+    return _error(401, "TOKEN_EXPIRED", "Access token expired")
 
 
-def invalid_token() -> TokenError:
-    return TokenError(401, "INVALID_TOKEN", "Invalid access token")
+def invalid_token():
+    return _error(401, "INVALID_TOKEN", "Invalid access token")
 
 
 def bearer_token(authorization: str | None) -> str:
