@@ -49,6 +49,26 @@ def api_rss_mb(pid: int) -> list[float]:
     return [peak_rss_mb(p) for p in children or [pid]]
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """utime + stime of each process still alive, in seconds."""
+    found = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / TICK
+    return found
+
+
+def with_children(pid: int) -> list[int]:
+    return [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                                                   text=True).stdout.split()]
+
+
 def wait_count(conn: psycopg.Connection, sql: str, args: tuple, want: int, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -88,7 +108,7 @@ def main() -> int:
             procs.append(proc)
             return proc
 
-        start("sandbox", "--port", str(sandbox_port))
+        sandbox_proc = start("sandbox", "--port", str(sandbox_port))
         wait_http(f"{sandbox}/_sandbox/health")
         subprocess.run([PY, "-m", "app", "sandbox", "configure", sandbox], env=env, cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
@@ -98,9 +118,18 @@ def main() -> int:
         conn.execute("INSERT INTO insurance.package_variants (package_id, code, name) VALUES (%s, 'travel', 'Travel')",
                      (pkg,))
 
+        def backends() -> list[int]:
+            return [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                               "AND pid <> pg_backend_pid()")]
+
         def run_emissions(label: str, n_workers: int) -> tuple[float, float]:
             workers = [start("worker") for _ in range(n_workers)]
             time.sleep(1.5)  # imported, pool open, listening
+            # Where the CPU goes, per emission: each process of the pipeline and PostgreSQL.
+            groups = {"API": with_children(api_proc.pid), "worker(s)": [w.pid for w in workers],
+                      "sandbox": [sandbox_proc.pid]}
+            before = {name: cpu_seconds(pids) for name, pids in groups.items()}
+            db_before = cpu_seconds(backends())
             with conn.transaction():
                 ids = [r[0] for r in conn.execute(
                     """INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
@@ -112,6 +141,13 @@ def main() -> int:
             wait_count(conn, "SELECT count(*) FROM insurance.integration_emissions WHERE risk_item_id BETWEEN %s AND %s "
                              "AND status = 'SUCCESS'", (min(ids), max(ids)), args.items)
             elapsed = time.perf_counter() - t0
+            used = {name: sum(t - before[name].get(pid, 0.0) for pid, t in cpu_seconds(pids).items())
+                    for name, pids in groups.items()}
+            used["PostgreSQL"] = sum(t - db_before.get(pid, 0.0) for pid, t in cpu_seconds(backends()).items())
+            print(f"  CPU per emission ({label}): " + ", ".join(
+                f"{name} {1e6 * sec / args.items:.0f} us" for name, sec in used.items())
+                + f"; total {1e6 * sum(used.values()) / args.items:.0f} us, wall {1e6 * elapsed / args.items:.0f} us",
+                flush=True)
             rss = max(peak_rss_mb(w.pid) for w in workers)
             for w in workers:
                 w.terminate()
