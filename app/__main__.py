@@ -21,6 +21,7 @@ COMMANDS = {
     "sandbox": "app.sandbox.commands",
     "integrations": "app.orchestrator.commands",
     "worker": "app.worker",
+    "outbox": "app.commands.outbox",
     "users": "app.dashboard.commands",
 }
 

@@ -14,22 +14,12 @@ from app import errors, health, openapi
 from app.config import Config
 from app.db import CHANNEL, HOLDER, Database
 from app.mail import Mailer
-from app.middleware import Lifespan, RequestId
+from app.middleware import AccessLog, Lifespan, Observe
 from app.orchestrator.pipeline import Pipeline
 from app.orchestrator.service import Orchestrator
 from app.tokens import ISSUER, TokenService, service_tokens
 
 log = structlog.get_logger("app")
-
-# Gateway branches: path prefix -> the secret that signs its tokens.
-GATEWAY_BRANCHES = {
-    "v1": "AUTH_SECRET",
-    "v2": "AUTH_SECRET_V2",
-    "ia/v1": "AUTH_IA_SECRET",
-    "ia/v2": "AUTH_IA_SECRET_V2",
-    "integrations/v1": "AUTH_INTEGRATION_SECRET",
-    "integrations/v2": "AUTH_INTEGRATION_SECRET_V2",
-}
 
 
 @dataclasses.dataclass
@@ -48,6 +38,7 @@ class Services:
 
 
 def build_services(config: Config) -> Services:
+    from app.gateway import BRANCHES as GATEWAY_BRANCHES
     db = Database(config.database_url, config.db_pool_min, config.db_pool_max,
                   config.db_statement_cache_size)
     orchestrator = Orchestrator(config, db)
@@ -70,6 +61,17 @@ def build_services(config: Config) -> Services:
     )
 
 
+def _point_the_way(services: Services) -> None:
+    """Tell a caller with a token of another branch or surface where it belongs, and a gateway
+    caller with an API key where to exchange it (app/tokens.py)."""
+    known = {f"gateway/{branch}": (tokens, f"/api/gateway/{branch}") for branch, tokens in services.gateway_tokens.items()}
+    known["postsales"] = (services.postsales_tokens, "/api/postsales/v1")
+    for branch, tokens in services.gateway_tokens.items():
+        tokens.authorize_path = f"/api/gateway/{branch}/auth/authorize"
+    for audience, (tokens, _) in known.items():
+        tokens.siblings = {a: k for a, k in known.items() if a != audience}
+
+
 def create_app(config: Config | None = None, services: Services | None = None) -> falcon.asgi.App:
     """The ASGI app. Tests may pass `services` to reach the same collaborators."""
     config = config or Config.from_env()
@@ -78,12 +80,15 @@ def create_app(config: Config | None = None, services: Services | None = None) -
         log.warning("ephemeral_secrets", names=list(config.generated_secrets),
                     reason="not set in the environment; tokens die with this process")
 
-    app = falcon.asgi.App(middleware=[services.lifespan, RequestId()])
+    from app.metrics import RequestMetrics
+    access_log = AccessLog() if config.log_level in ("debug", "info") else None
+    app = falcon.asgi.App(middleware=[services.lifespan, Observe(RequestMetrics(), access_log)])
     json_handler = falcon.media.JSONHandler(dumps=orjson.dumps, loads=orjson.loads)
     app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     app.req_options.strip_url_path_trailing_slash = True
 
+    _point_the_way(services)
     app.set_error_serializer(errors.serialize_http_error)
     app.add_error_handler(asyncpg.PostgresError, errors.handle_database_error)
     app.add_error_handler(Exception, errors.handle_unexpected)
@@ -91,9 +96,11 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/healthz", health.Health())
     app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
     app.add_route("/openapi.json", openapi.OpenApi())
+    app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips))
 
     # Each surface adds its own routes; imported here so that a surface is one package.
     from app import dashboard, gateway, integrations, postsales
     for surface in (postsales, gateway, integrations, dashboard):
         surface.add_routes(app, services)
+    app.add_error_handler(falcon.HTTPRouteNotFound, errors.RouteNotFound(app))
     return app

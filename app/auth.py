@@ -20,8 +20,16 @@ from typing import Any
 
 import falcon
 
+from app.errors import ApiError
+
 
 async def bearer(req: falcon.Request, resp: falcon.Response, resource: Any, params: dict) -> None:
     """`Authorization: Bearer <JWT>` of the resource's TokenService (post-sales holder, gateway
     branch, service role): 400 MISSING_BEARER_TOKEN, 401 INVALID_TOKEN or TOKEN_EXPIRED."""
-    req.context.identity = resource.credential.verify_header(req.get_header("Authorization"))
+    authorization = req.get_header("Authorization")
+    if authorization is None and resource.credential.authorize_path and req.get_header("x-api-key"):
+        raise ApiError(400, "MISSING_BEARER_TOKEN", "Missing bearer token", details={
+            "hint": f"an x-api-key is exchanged for a token at GET {resource.credential.authorize_path}; "
+                    "send that token here as Authorization: Bearer <token>",
+            "authorize": resource.credential.authorize_path})
+    req.context.identity = resource.credential.verify_header(authorization)

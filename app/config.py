@@ -10,6 +10,7 @@ worker` or `serve` started by hand beside it then sign and verify with the same 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 import secrets
@@ -129,6 +130,13 @@ def _listen_url(env: dict[str, str], database_url: str) -> str:
     return value or database_url
 
 
+def _positive_float(env: dict[str, str], name: str, default: float) -> float:
+    value = _float(env, name, default)
+    if not 0 < value < 86400:
+        raise ConfigError(f"{name}={env.get(name)!r} must be a number of seconds above 0")
+    return value
+
+
 @dataclasses.dataclass(frozen=True)
 class Config:
     env: str = "development"
@@ -163,14 +171,24 @@ class Config:
     worker_lease_seconds: int = 60
     http_connect_timeout: float = 5.0
     http_read_timeout: float = 15.0
+    http_total_timeout: float = 30.0
+    outbox_max_attempts: int = 20
     sandbox_port: int = 8100
     log_level: str = "info"
     dashboard_session_ttl: int = 12 * 3600
     dashboard_allowed_origins: tuple[str, ...] = ()
+    metrics_allowed_ips: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
+    worker_metrics_port: int = 0  # 0: the worker serves no /metrics
+    sandbox_smtp_port: int = 1025
+    max_body_bytes: int = 1024 * 1024  # authenticated routes; anonymous ones: app.validation
 
     @property
     def production(self) -> bool:
         return self.env == "production"
+
+    @property
+    def development(self) -> bool:
+        return self.env == "development"
 
     def secret(self, name: str) -> str:
         return self.secrets[name]
@@ -200,6 +218,12 @@ class Config:
         port = _int(env, "PORT", 8000, 1)
         host = env.get("HOST", "127.0.0.1")
         origins = tuple(o.strip() for o in env.get("POSTSALES_ALLOWED_ORIGINS", "").split(",") if o.strip())
+        metrics_ips = env.get("METRICS_ALLOWED_IPS", "127.0.0.1,::1")
+        try:
+            metrics_networks = tuple(ipaddress.ip_network(part.strip(), strict=False)
+                                     for part in metrics_ips.split(",") if part.strip())
+        except ValueError:
+            raise ConfigError(f"METRICS_ALLOWED_IPS={metrics_ips!r} is not a list of addresses or networks") from None
         return cls(
             env=mode,
             database_url=env.get("DATABASE_URL", cls.database_url),
@@ -235,10 +259,16 @@ class Config:
             worker_lease_seconds=_int(env, "WORKER_LEASE_SECONDS", 60, 1),
             http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
             http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
+            http_total_timeout=_positive_float(env, "HTTP_TOTAL_TIMEOUT", 30.0),
+            outbox_max_attempts=_int(env, "OUTBOX_MAX_ATTEMPTS", 20, 1),
             sandbox_port=_int(env, "SANDBOX_PORT", 8100, 1),
             log_level=env.get("LOG_LEVEL", "info").lower(),
             dashboard_session_ttl=parse_duration(
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
             dashboard_allowed_origins=tuple(
                 o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
+            metrics_allowed_ips=metrics_networks,
+            worker_metrics_port=_int(env, "WORKER_METRICS_PORT", 0),
+            sandbox_smtp_port=_int(env, "SANDBOX_SMTP_PORT", 1025, 0),
+            max_body_bytes=_int(env, "MAX_BODY_BYTES", cls.max_body_bytes, 1024),
         )

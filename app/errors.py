@@ -8,7 +8,9 @@ does), the stable code in DETAIL and optional JSON details in HINT:
 
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
 
-Any other database or Python error becomes a generic 500: no SQL text, stack trace or secret
+A data exception (SQLSTATE class 22: NUL in text, a value out of range...) that got past
+app/validation.py is the client's bad input: 400 VALIDATION_ERROR, never a 500. Any other
+database or Python error becomes a generic 500: no SQL text, stack trace or secret
 ever reaches a client; the log keeps the cause with the request id.
 """
 from __future__ import annotations
@@ -45,11 +47,10 @@ _INTEGRITY = {
     "23503": (422, "UNPROCESSABLE_ENTITY", "a referenced resource does not exist"),
     "23514": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
     "23502": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
-    "22P02": (400, "BAD_REQUEST", "malformed value"),
-    "22023": (400, "BAD_REQUEST", "malformed value"),
-    "22003": (422, "UNPROCESSABLE_ENTITY", "value out of range"),
-    "22001": (422, "UNPROCESSABLE_ENTITY", "value too long"),
 }
+# SQLSTATE class 22, data exceptions (also asyncpg's own DataError for an argument it cannot
+# encode, e.g. an integer beyond bigint): the input was bad, whatever the exact state.
+_DATA_EXCEPTION = (400, "VALIDATION_ERROR", "a value in the request is malformed or out of range")
 
 
 class ApiError(falcon.HTTPError):
@@ -81,6 +82,8 @@ def from_database(exc: asyncpg.PostgresError) -> ApiError | None:
     if state in _INTEGRITY:
         status, code, message = _INTEGRITY[state]
         return ApiError(status, code, message)
+    if state.startswith("22"):
+        return ApiError(*_DATA_EXCEPTION)
     return None
 
 
@@ -91,7 +94,11 @@ def envelope(code: str, message: str, details: Any = None, request_id: str | Non
     body: dict[str, Any] = {"success": False, "error": error}
     if request_id:
         body["requestId"] = request_id
-    return orjson.dumps(body)
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:  # details that JSON cannot carry (an integer beyond 64 bits)
+        error.pop("details", None)
+        return orjson.dumps(body)
 
 
 def serialize_http_error(req: falcon.Request, resp: falcon.Response, exc: falcon.HTTPError) -> None:
@@ -128,3 +135,41 @@ async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exc
     resp.content_type = falcon.MEDIA_JSON
     resp.data = envelope("INTERNAL_ERROR", "internal server error", None,
                          getattr(req.context, "request_id", None))
+
+
+class RouteNotFound:
+    """404 for a path no route matches; under a known prefix (a surface, a gateway branch) the
+    answer lists that prefix's routes, so that a caller sees what it meant to call."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+        self._prefixes: dict[str, list[str]] | None = None
+
+    def _routes(self) -> dict[str, list[str]]:
+        if self._prefixes is None:  # built on the first 404: the routes are all added by then
+            from falcon.inspect import inspect_routes
+            prefixes: dict[str, list[str]] = {}
+            for route in inspect_routes(self.app):
+                parts = route.path.split("/")
+                # /api/<surface>/<version or branch>[/<version>], /backoffice
+                depth = 5 if route.path.startswith(("/api/gateway/ia/", "/api/gateway/integrations/")) else \
+                    4 if route.path.startswith(("/api/gateway/", "/api/postsales/")) else \
+                    3 if route.path.startswith("/api/") else 2
+                prefix = "/".join(parts[:depth])
+                methods = sorted({m.method for m in route.methods if m.internal is False and m.method != "OPTIONS"})
+                if prefix and methods:
+                    prefixes.setdefault(prefix, []).append(f"{' '.join(methods)} {route.path}")
+            self._prefixes = {p: sorted(r) for p, r in prefixes.items() if not p.endswith("}")}
+        return self._prefixes
+
+    async def __call__(self, req, resp, exc, params) -> None:
+        found = [p for p in self._routes() if req.path == p or req.path.startswith(p + "/")]
+        details = None
+        if found:
+            prefix = max(found, key=len)
+            details = {"prefix": prefix, "routes": self._routes()[prefix]}
+        resp.status = falcon.HTTP_404
+        resp.content_type = falcon.MEDIA_JSON
+        resp.data = envelope("NOT_FOUND", "resource not found" if details is None else
+                             f"no route {req.path}; the routes under {details['prefix']} are listed in details",
+                             details, getattr(req.context, "request_id", None))

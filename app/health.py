@@ -1,4 +1,5 @@
-"""GET /healthz (the process answers) and GET /readyz (database reachable, migrations current)."""
+"""GET /healthz (the process answers), GET /readyz (database reachable, migrations current) and
+GET /metrics (Prometheus)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,8 @@ import falcon
 import orjson
 import structlog
 
-from app.db import Database
+from app.db import SERVICE, Database
+from app.errors import ApiError
 
 log = structlog.get_logger("app.health")
 
@@ -47,3 +49,25 @@ class Ready:
         resp.data = orjson.dumps({"status": "unavailable" if missing else "ready",
                                   "database": "ok", "pendingMigrations": missing})
         resp.content_type = falcon.MEDIA_JSON
+
+
+class Metrics:
+    """GET /metrics: Prometheus' text format, only to METRICS_ALLOWED_IPS (403 otherwise).
+    The database's gauges come from one call, insurance.read_metrics(); when it fails the
+    scrape still answers, with insurance_database_up 0."""
+
+    def __init__(self, db: Database, networks) -> None:
+        self.db = db
+        self.networks = networks
+
+    async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        from app.metrics import CONTENT_TYPE, address_allowed, exposition
+        if not address_allowed(req.remote_addr, self.networks):
+            raise ApiError(403, "FORBIDDEN", "metrics are served only to METRICS_ALLOWED_IPS")
+        try:
+            data = orjson.loads(await self.db.call(SERVICE, None, "insurance.read_metrics"))
+        except Exception as exc:  # the process's own figures still matter when the database is away
+            log.warning("metrics_database_unreadable", error=type(exc).__name__)
+            data = None
+        resp.data = exposition(data)
+        resp.content_type = CONTENT_TYPE

@@ -1,28 +1,81 @@
-"""Middleware shared by every surface: request ids and the database pool's lifespan."""
+"""Middleware shared by every surface: request ids, metrics and the access log; the pool's lifespan."""
 from __future__ import annotations
 
+import asyncio
+import datetime
 import re
+import sys
+import time
 import uuid
 
 import falcon
+import orjson
 
 from app.db import Database
+from app.metrics import UNMATCHED, RequestMetrics, surface_of
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_UTC = datetime.timezone.utc
 
 
-class RequestId:
-    """Every answer carries `X-Request-Id`: the caller's, when sane, or a new one."""
+class AccessLog:
+    """One JSON line per request on stdout, in the shape of the structlog lines. Written to
+    the stream's buffer and flushed at most every `flush_seconds`: a flush per line (what
+    structlog's PrintLogger does) is a system call on the hot path of every request."""
+
+    def __init__(self, stream=None, flush_seconds: float = 0.5) -> None:
+        self.stream = stream or sys.stdout.buffer
+        self.flush_seconds = flush_seconds
+        self._flush_due = False
+
+    def write(self, record: dict) -> None:
+        record["timestamp"] = datetime.datetime.now(_UTC).isoformat()
+        self.stream.write(orjson.dumps(record) + b"\n")
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_later(self.flush_seconds, self.flush)
+
+    def flush(self) -> None:
+        self._flush_due = False
+        try:
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # stdout closed: nothing left to tell
+
+
+class Observe:
+    """Every answer carries `X-Request-Id` (the caller's, when sane, or a new one); every
+    request is counted and timed by route template (app/metrics.py) and, with an access log,
+    written as one JSON line: request id, route template, method, status, duration, surface."""
+
+    def __init__(self, metrics: RequestMetrics | None = None, access_log: AccessLog | None = None) -> None:
+        self.metrics = metrics
+        self.access_log = access_log
+        self._surfaces: dict[str, str] = {}
 
     async def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.started = time.perf_counter()
         given = req.get_header("X-Request-Id")
         req.context.request_id = given if given and _REQUEST_ID.match(given) else uuid.uuid4().hex
 
     async def process_response(self, req: falcon.Request, resp: falcon.Response,
                                resource: object, req_succeeded: bool) -> None:
         request_id = getattr(req.context, "request_id", None)
-        if request_id:
-            resp.set_header("X-Request-Id", request_id)
+        if request_id is None:
+            return  # not through process_request (the lifespan's events)
+        resp.set_header("X-Request-Id", request_id)
+        seconds = time.perf_counter() - req.context.started
+        route = req.uri_template or UNMATCHED
+        surface = self._surfaces.get(route)
+        if surface is None:
+            surface = self._surfaces[route] = surface_of(route)
+        status = resp.status_code
+        if self.metrics is not None:
+            self.metrics.observe(surface, route, req.method, status, seconds)
+        if self.access_log is not None:
+            self.access_log.write({"event": "request", "level": "info", "requestId": request_id,
+                                   "surface": surface, "route": route, "method": req.method,
+                                   "status": status, "ms": round(seconds * 1000, 2)})
 
 
 class Lifespan:

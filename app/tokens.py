@@ -84,6 +84,10 @@ class TokenService:
         self.lifetime = lifetime
         self._cache: dict[str, VerifiedToken] = {}
         self._cache_size = cache_size
+        # Where a caller went wrong: the sibling services whose tokens it may present by
+        # mistake ({audience: (service, URL prefix)}), and where this one's tokens are issued.
+        self.siblings: dict[str, tuple["TokenService", str]] = {}
+        self.authorize_path: str | None = None
 
     def issue(self, subject: str, **claims: Any) -> str:
         now = int(time.time())
@@ -108,7 +112,7 @@ class TokenService:
         except jwt.ExpiredSignatureError:
             raise expired_token() from None
         except jwt.PyJWTError:
-            raise invalid_token() from None
+            raise self._misdirected(token) or invalid_token() from None
         if not all(isinstance(claims.get(name), str) for name in self.string_claims):
             raise invalid_token()
         verified = VerifiedToken(claims, self.role)
@@ -116,6 +120,21 @@ class TokenService:
             self._cache.clear()  # cheap bound; a full cache refills from hot tokens at once
         self._cache[token] = verified
         return verified
+
+    def _misdirected(self, token: str) -> TokenError | None:
+        """A genuine token of a sibling (another gateway branch, another surface): the 401
+        then says where it belongs. Only what that sibling's secret verifies is believed."""
+        try:
+            audience = jwt.decode(token, options={"verify_signature": False}).get("aud")
+            sibling, prefix = self.siblings[audience]
+            sibling.verify(token)
+        except (jwt.PyJWTError, KeyError, TypeError, TokenError):
+            return None
+        error = invalid_token()
+        error.details = {"hint": f"this token belongs to {audience}: call the routes under {prefix} with it, "
+                                 f"or get a token for this one from its authorize route",
+                         "belongsTo": audience, "prefix": prefix}
+        return error
 
     def verify_header(self, authorization: str | None) -> VerifiedToken:
         return self.verify(bearer_token(authorization))

@@ -4,20 +4,29 @@
                  ──► deliver concurrently (one pooled httpx.AsyncClient)
                  ──► record the answers in batches (outbox.record_deliveries)
 
-A row's url may be a path ('/api/integrations/retry'): it goes to the API (PUBLIC_BASE_URL)
+A row's url may be a path of the API: it goes to the API (PUBLIC_BASE_URL)
 with the service-role bearer, which only this process holds. Delayed rows (deliver_after)
 wake the worker at their time (the claim answers when the next one is due), and a poll
 interval covers a lost notification, so a retry is never late by more than the poll interval.
-Deliveries to the emission routes (/dispatch, /dispatch-v2, /retry) travel in batches to
-/api/integrations/dispatch-batch, which claims, emits and records them together; each row
-still gets its own outcome. Several workers may run at once. SIGTERM or SIGINT: stop claiming, finish what is in flight
+A row says itself whether it may travel with others: its header X-Outbox-Batch names the url
+that takes many at once (outbox.batch_routes; the API's emission routes, whose batch url
+claims, emits and records them together). Rows of one batch url go in one request of the
+outbox batch protocol, and each row still gets its own outcome:
+
+    POST <batch url>  {"requests": [{"id": outbox id, "path": row url, "body": row body}, ...]}
+    200 {"data": {"results": [{"id", "status": what the row's own url would answer, "error"?}]}} Several workers may run at once. SIGTERM or SIGINT: stop claiming, finish what is in flight
 (up to a grace period), record it, and give back what could not finish. A worker killed
 outright loses nothing: its leases expire and another worker delivers the rows again (the
 endpoints are idempotent on the emission key).
+
+A 401 or 403 from the service's own API means this worker holds the wrong SERVICE_ROLE_SECRET:
+a configuration error, never a delivery. The row stays in the queue (with its backoff) for a
+worker that holds the right one, and dies after OUTBOX_MAX_ATTEMPTS like any failing row.
 """
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import signal
 import time
@@ -49,16 +58,20 @@ async def wait_event(event: asyncio.Event, seconds: float) -> None:
     except TimeoutError:
         pass
 
-# Rows addressed to these API routes travel together in one POST to BATCH_PATH.
-BATCHED_PATHS = frozenset({"/api/integrations/dispatch", "/api/integrations/dispatch-v2",
-                           "/api/integrations/retry"})
-BATCH_PATH = "/api/integrations/dispatch-batch"
+# The header by which a row names the url that may take it with others (not sent on).
+BATCH_HEADER = "X-Outbox-Batch"
+# Answers of our own API that say this worker's credentials are wrong.
+CONFIG_ERROR_STATUSES = frozenset({401, 403})
+# Delivery results (the `result` label of insurance_worker_deliveries_total).
+OK, REJECTED, RETRY, CONFIG_ERROR = "ok", "rejected", "retry", "config_error"
+# Answers after which outbox.record_deliveries puts a row back in the queue (with no answer and 5xx).
+RETRIED_STATUSES = frozenset({408, 409, 425, 429})
 
 
 class Worker:
     def __init__(self, config: Config, concurrency: int = 64, batch: int = 100,
                  poll_interval: float = 1.0, lease_seconds: int = 60, grace_seconds: float = 20.0,
-                 dispatch_batch: int = 25) -> None:
+                 dispatch_batch: int = 25, metrics_port: int = 0, metrics_host: str = "127.0.0.1") -> None:
         self.config = config
         self.name = PROCESS_NAME
         self.concurrency = concurrency
@@ -77,6 +90,10 @@ class Worker:
         self._results_ready = asyncio.Event()
         self._listener: asyncpg.Connection | None = None
         self.delivered = 0
+        self.results: collections.Counter[str] = collections.Counter()  # deliveries by result
+        self.metrics_port = metrics_port
+        self.metrics_host = metrics_host
+        self._deliveries = self._claim_size = None  # prometheus-client's, with --metrics-port
 
     # -- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:
@@ -85,10 +102,23 @@ class Worker:
         self._stopping.set()
         self._wake.set()
 
+    def _serve_metrics(self) -> None:
+        """/metrics on metrics_port (a thread of prometheus-client's), when one is given."""
+        from prometheus_client import start_http_server
+
+        from app.metrics import worker_metrics
+        self._deliveries, self._claim_size = worker_metrics(lambda: len(self._inflight))
+        start_http_server(self.metrics_port, addr=self.metrics_host)
+        log.info("worker_metrics", url=f"http://{self.metrics_host}:{self.metrics_port}/metrics")
+
     async def run(self) -> None:
+        if self.metrics_port:
+            self._serve_metrics()
         await self.db.open()
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        timeout = httpx.Timeout(self.config.http_read_timeout, connect=self.config.http_connect_timeout)
+        # The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most).
+        timeout = httpx.Timeout(max(self.config.http_read_timeout, self.config.http_total_timeout + 15),
+                                connect=self.config.http_connect_timeout)
         async with httpx.AsyncClient(limits=limits, timeout=timeout) as self.client:
             flusher = asyncio.create_task(self._flush_loop())
             log.info("worker_started", name=self.name, api=self.config.public_base_url,
@@ -148,16 +178,22 @@ class Worker:
                     await self._sleep(self.poll_interval)
                     continue
                 data = orjson.loads(raw)
-                batchable = [r for r in data["requests"] if r["url"] in BATCHED_PATHS and r["method"] == "POST"]
+                batches: dict[str, list[dict[str, Any]]] = {}
                 for row in data["requests"]:
-                    if row not in batchable:
+                    batch_url = (row.get("headers") or {}).pop(BATCH_HEADER, None)
+                    if batch_url and row["url"].startswith("/"):
+                        batches.setdefault(batch_url, []).append(row)
+                    else:
                         self._inflight[row["id"]] = asyncio.create_task(self._deliver(row))
-                for i in range(0, len(batchable), self.dispatch_batch):
-                    chunk = batchable[i:i + self.dispatch_batch]
-                    task = asyncio.create_task(self._deliver_batch(chunk))
-                    for row in chunk:
-                        self._inflight[row["id"]] = task
+                for batch_url, rows in batches.items():
+                    for i in range(0, len(rows), self.dispatch_batch):
+                        chunk = rows[i:i + self.dispatch_batch]
+                        task = asyncio.create_task(self._deliver_batch(batch_url, chunk))
+                        for row in chunk:
+                            self._inflight[row["id"]] = task
                 claimed = len(data["requests"])
+                if self._claim_size is not None:
+                    self._claim_size.observe(claimed)
                 if data["nextDueAt"] is not None:
                     self._schedule_wake(data["nextDueAt"])
             if claimed and claimed == min(free, self.batch) and len(self._inflight) < self.concurrency:
@@ -198,15 +234,15 @@ class Worker:
             raise
         except Exception as exc:  # a bad row must not stop the worker
             error = f"{type(exc).__name__}"
-        self._results.append({"id": row["id"], "status": status, "error": error})
+        self._finish(row["id"], status, error, own_api=row["url"].startswith("/"))
         self._inflight.pop(row["id"], None)
         if len(self._results) >= 32:
             self._results_ready.set()
         if len(self._inflight) <= self.concurrency // 2:
             self._wake.set()
 
-    async def _deliver_batch(self, rows: list[dict[str, Any]]) -> None:
-        """Several deliveries to the API's emission routes in one request (dispatch-batch)."""
+    async def _deliver_batch(self, batch_url: str, rows: list[dict[str, Any]]) -> None:
+        """Several deliveries in one request of the outbox batch protocol, to the API's `batch_url`."""
         if len(rows) == 1:
             return await self._deliver(rows[0])
         body = {"requests": [{"id": r["id"], "path": r["url"], "body": r.get("body")} for r in rows]}
@@ -214,7 +250,7 @@ class Worker:
                    "X-Request-Id": f"outbox-batch-{rows[0]['id']}-{len(rows)}"}
         outcome: dict[int, tuple[int | None, str | None]] = {}
         try:
-            resp = await self.client.post(self.config.public_base_url + BATCH_PATH, headers=headers,
+            resp = await self.client.post(self.config.public_base_url + batch_url, headers=headers,
                                           content=orjson.dumps(body))
             if resp.status_code == 200:
                 for result in orjson.loads(resp.content)["data"]["results"]:
@@ -229,11 +265,29 @@ class Worker:
             outcome = {r["id"]: (None, f"unreadable batch answer: {type(exc).__name__}") for r in rows}
         for row in rows:
             status, error = outcome.get(row["id"], (None, "missing from the batch answer"))
-            self._results.append({"id": row["id"], "status": status, "error": error})
+            self._finish(row["id"], status, error, own_api=True)
             self._inflight.pop(row["id"], None)
         self._results_ready.set()
         if len(self._inflight) <= self.concurrency // 2:
             self._wake.set()
+
+    def _finish(self, row_id: int, status: int | None, error: str | None, own_api: bool) -> str:
+        """Queue a row's outcome for outbox.record_deliveries; returns its result name."""
+        result = {"id": row_id, "status": status, "error": error}
+        if own_api and status in CONFIG_ERROR_STATUSES:
+            result["retry"] = True  # not a delivery: kept for a worker with the right secret
+            name = CONFIG_ERROR
+            log.error("worker_config_error", row=row_id, status=status,
+                      hint="the API refused this worker's SERVICE_ROLE_SECRET; the row stays queued")
+        elif status is None or status >= 500 or status in RETRIED_STATUSES:
+            name = RETRY
+        else:
+            name = OK if status < 400 else REJECTED
+        self._results.append(result)
+        self.results[name] += 1
+        if self._deliveries is not None:
+            self._deliveries.labels(name).inc()
+        return name
 
     async def _flush_loop(self) -> None:
         while True:
@@ -249,7 +303,7 @@ class Worker:
         results, self._results = self._results, []
         try:
             await self.db.call(SERVICE, None, "outbox.record_deliveries", self.name,
-                               orjson.dumps(results).decode())
+                               orjson.dumps(results).decode(), self.config.outbox_max_attempts)
             self.delivered += len(results)
             return True
         except asyncio.CancelledError:
@@ -285,10 +339,16 @@ def worker(args) -> int:
 
     config = config_or_exit()
     configure(config.log_level)
+    if not config.development and "SERVICE_ROLE_SECRET" in config.generated_secrets:
+        # A secret of its own would make the API refuse every delivery of this worker.
+        from app.cli import fail
+        fail("SERVICE_ROLE_SECRET is not set: a worker outside development needs the API's own", code=2)
     w = Worker(config, concurrency=args.concurrency or config.worker_concurrency,
                batch=args.batch, poll_interval=args.poll_interval or config.worker_poll_interval,
                lease_seconds=args.lease_seconds or config.worker_lease_seconds,
-               dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch)
+               dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch,
+               metrics_port=args.metrics_port if args.metrics_port is not None else config.worker_metrics_port,
+               metrics_host=args.metrics_host)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -315,4 +375,7 @@ def register(subparsers) -> None:
     p.add_argument("--lease-seconds", type=int,
                    help="how long a claimed row is ours; a dead worker's rows come back after it "
                         "(WORKER_LEASE_SECONDS, 60)")
+    p.add_argument("--metrics-port", type=int,
+                   help="serve /metrics (Prometheus) on this port (WORKER_METRICS_PORT; default none)")
+    p.add_argument("--metrics-host", default="127.0.0.1", help="address of /metrics (default 127.0.0.1)")
     p.set_defaults(func=worker)

@@ -48,6 +48,8 @@ done
 
 echo "[run] API      on $PUBLIC_BASE_URL (GET /healthz, GET /readyz, GET /openapi.json)"
 echo "[run] sandbox  on $SANDBOX_URL (GET /_sandbox/requests, /_sandbox/stats; chat sink /chat/webhook)"
+echo "[run] mail     caught on smtp://127.0.0.1:${SANDBOX_SMTP_PORT:-1025} (the OTP mail): GET $SANDBOX_URL/_sandbox/mail"
+echo "[run] back-office on $PUBLIC_BASE_URL/backoffice; metrics on $PUBLIC_BASE_URL/metrics"
 echo "[run] worker   delivering the outbox of database $DB to $PUBLIC_BASE_URL"
 echo "[run] Ctrl-C stops all three"
 # The first process to exit stops the others.

@@ -1,1 +1,1 @@
-"""Commands of `python -m app` that belong to no single surface: serve, migrate, packages, orders."""
+"""Commands of `python -m app` that belong to no single surface: serve, migrate, packages, orders, outbox."""

@@ -1,8 +1,10 @@
 """`serve` and `migrate`."""
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
 
 from urllib.parse import urlsplit
 
@@ -43,9 +45,18 @@ def serve(args) -> int:
     # Secrets are settled once, here: each of the --workers processes imports app.asgi and
     # reads them from the environment, so a token or OTP issued by one is valid on the others.
     os.environ.update(config.secrets)
-    uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
-                workers=args.workers, loop="uvloop", http="httptools", access_log=False,
-                log_level=config.log_level, proxy_headers=True)
+    metrics_dir = None
+    if args.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # Set before any worker process imports prometheus-client (app/metrics.py): each keeps
+        # its figures in this directory and a scrape adds them up.
+        metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="insurance-metrics-")
+    try:
+        uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
+                    workers=args.workers, loop="uvloop", http="httptools", access_log=False,
+                    log_level=config.log_level, proxy_headers=True)
+    finally:
+        if metrics_dir:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
     return 0
 
 

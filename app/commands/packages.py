@@ -13,8 +13,8 @@ from decimal import Decimal, InvalidOperation
 import orjson
 
 from app.cli import add_actor, actor, admin, fail, print_json, slug_arg
+from app.orchestrator.model import VARIANTS
 
-VARIANTS = ("travel", "health", "home", "lifestyle")
 VARIANT_FORMAT = "CODE:NAME:PREMIUM:CURRENCY:COVERAGE=LIMIT[,COVERAGE=LIMIT...]"
 _COVERAGE = re.compile(r"^([A-Za-z][A-Za-z0-9_]{0,63})=([0-9]+(?:\.[0-9]{1,2})?)$")
 

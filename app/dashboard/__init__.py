@@ -1,9 +1,9 @@
-"""The dashboard surface: its typed RPC (/api/trpc, tRPC's wire protocol) and its session
-(/api/auth/login, /api/auth/logout).
+"""The dashboard surface: its typed RPC (/api/trpc, tRPC's wire protocol), its session
+(/api/auth/login, /api/auth/logout) and the server-rendered back-office page (/backoffice).
 
-Its modules (pydantic for the procedures' inputs, argon2 for logins: about 8 MB) are imported
-at the surface's first request, not at start: an API process that serves only holders and
-partners never carries them (README "Memory").
+The RPC's modules (pydantic for the procedures' inputs: about 8 MB with its models) are
+imported at the RPC's first request, not at start: an API process that serves only holders
+and partners never carries them (README "Memory").
 """
 from __future__ import annotations
 
@@ -57,3 +57,6 @@ def add_routes(app, services) -> None:
     app.add_sink(not_found, "/api/trpc/")
     app.add_route("/api/auth/login", _lazy(surface, "login", _SESSION_METHODS))
     app.add_route("/api/auth/logout", _lazy(surface, "logout", _SESSION_METHODS))
+
+    from app.dashboard import backoffice
+    backoffice.add_routes(app, services)

@@ -21,7 +21,7 @@ import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.dashboard.passwords import PASSWORD_HASHER
-from app import db, errors
+from app import db, errors, validation
 from app.config import Config
 from app.responses import send
 
@@ -128,16 +128,14 @@ def _verify(password_hash: str, password: str) -> bool:
 
 class LoginInput(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
-    email: str = Field(min_length=3, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+    email: str = Field(min_length=3, max_length=validation.EMAIL_MAX_LENGTH, pattern=validation.EMAIL)
     password: str = Field(min_length=1, max_length=1024)
 
 
 async def _login_input(req: falcon.Request) -> LoginInput:
-    if (req.content_type or "").split(";")[0].strip().lower() != falcon.MEDIA_JSON:
-        raise errors.ApiError(415, message="the body must be JSON (Content-Type: application/json)")
-    raw = await req.stream.read(64 * 1024)
+    body = await validation.read_json(req, validation.ANONYMOUS_BODY_BYTES)  # 415, 413, 400
     try:
-        return LoginInput.model_validate_json(raw)
+        return LoginInput.model_validate(body)
     except ValidationError as exc:
         fields = sorted({".".join(map(str, e["loc"])) or "body" for e in exc.errors()})
         raise errors.bad_request("e-mail and password are required", details={"fields": fields}) from None

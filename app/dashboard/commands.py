@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import re
 import sys
 
 from app.cli import add_actor, actor, admin, fail, print_json
 from app.dashboard.passwords import PASSWORD_HASHER
+from app.validation import EMAIL_MAX_LENGTH, EMAIL_PATTERN
 
 MIN_PASSWORD = 12
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _email(value: str) -> str:
-    if not _EMAIL.match(value) or len(value) > 254:
+    if not EMAIL_PATTERN.fullmatch(value) or len(value) > EMAIL_MAX_LENGTH:
         raise argparse.ArgumentTypeError(f"{value!r} is not an e-mail address")
     return value.lower()
 

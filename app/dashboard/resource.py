@@ -14,7 +14,7 @@ import orjson
 import structlog
 from pydantic import ValidationError
 
-from app import errors
+from app import errors, validation
 from app.db import Identity
 from app.dashboard import auth
 from app.dashboard.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
@@ -24,7 +24,6 @@ from app.dashboard.router import PROCEDURES, Context, Procedure
 log = structlog.get_logger("app.dashboard")
 
 MAX_BATCH = 50
-MAX_BODY = 1024 * 1024
 METHODS = {"query": "GET", "mutation": "POST"}
 
 
@@ -128,22 +127,21 @@ class Trpc(auth.Preflight):
             self._write(resp, items, batch)
 
     async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
-        if req.method == "GET":
-            text = req.get_param("input")
-            if not text:
-                return MISSING, None
-        else:
-            if (req.content_length or 0) > MAX_BODY:
-                return MISSING, TrpcError("PAYLOAD_TOO_LARGE", "Request body too large")
-            text = await req.stream.read(MAX_BODY + 1)
-            if len(text) > MAX_BODY:
-                return MISSING, TrpcError("PAYLOAD_TOO_LARGE", "Request body too large")
-            if not text:
-                return MISSING, None
+        """The input (or MISSING), read with the core's cap and checks (app/validation.py)."""
         try:
-            return orjson.loads(text), None
-        except orjson.JSONDecodeError:
-            return MISSING, TrpcError("BAD_REQUEST", "Input is not valid JSON")
+            if req.method == "GET":
+                text = req.get_param("input")
+                if not text:
+                    return MISSING, None
+                return validation.parse_json(text.encode("utf-8", "surrogatepass")), None
+            raw = await validation.read_body(req, self.services.config.max_body_bytes)
+            return (validation.parse_json(raw) if raw else MISSING), None
+        except errors.ApiError as exc:
+            code = {413: "PAYLOAD_TOO_LARGE"}.get(exc.status_code, "BAD_REQUEST")
+            message = "Input is not valid JSON" if exc.code == "MALFORMED_JSON" else exc.message
+            extra = ({"issues": [{"path": [d["field"]], "message": d["message"]} for d in exc.details]}
+                     if exc.code == "VALIDATION_ERROR" else None)
+            return MISSING, TrpcError(code, message if code != "PAYLOAD_TOO_LARGE" else "Request body too large", extra)
 
     @staticmethod
     def _assign_inputs(calls: list[_Call], raw: Any, parse_error: TrpcError | None, batch: bool) -> bool:

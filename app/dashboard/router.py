@@ -7,32 +7,45 @@ SQL built (passed through as an orjson.Fragment, without a decode/encode round t
 from __future__ import annotations
 
 import dataclasses
+import uuid
 from typing import Annotated, Any, Awaitable, Callable, Literal
 
 import orjson
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.db import Identity
+from app.validation import PositiveId as Id, PositiveIdText
 
-Id = Annotated[StrictInt, Field(gt=0, le=2**63 - 1)]
 Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
-BENEFICIARIES_SYNC = "BENEFICIARIES_SYNC"
 
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ByRiskItemInput(Input):
-    riskItemId: Id
+class RiskItemRef(Input):
+    """A risk item named by its integer id or by its uid (both: they must name the same item)."""
+    riskItemId: Id | None = None
+    riskItemUid: uuid.UUID | None = None
+
+    @model_validator(mode="after")
+    def _one_of_them(self) -> "RiskItemRef":
+        if self.riskItemId is None and self.riskItemUid is None:
+            raise ValueError("give riskItemId or riskItemUid")
+        return self
+
+
+class ByRiskItemInput(RiskItemRef):
+    pass
 
 
 class ListInput(Input):
     status: Annotated[list[Status], Field(min_length=1, max_length=3)] | Status | None = None
     provider: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
+    event: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
     since: AwareDatetime | None = None   # updated_at >= since
     until: AwareDatetime | None = None   # updated_at < until
-    cursor: Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$")] | None = None  # nextCursor of the last page
+    cursor: PositiveIdText | None = None  # nextCursor of the last page
     limit: Annotated[StrictInt, Field(ge=1, le=100)] = 50
 
 
@@ -40,8 +53,8 @@ class RetryInput(Input):
     emissionIds: Annotated[list[Id], Field(min_length=1, max_length=100)]
 
 
-class SyncInput(Input):
-    riskItemId: Id
+class SyncInput(RiskItemRef):
+    pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,32 +76,30 @@ def _sql(value: str | None) -> orjson.Fragment:
 
 
 async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
-    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.emissions_by_risk_item",
-                                           params.riskItemId))
+    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.risk_item_emissions",
+                                              params.riskItemId, params.riskItemUid))
 
 
 async def list_emissions(ctx: Context, params: ListInput) -> Any:
     statuses = [params.status] if isinstance(params.status, str) else params.status
     return _sql(await ctx.services.db.call_as(
         ctx.identity, "dashboard.list_emissions", statuses, params.provider,
-        params.since, params.until, int(params.cursor) if params.cursor else None, params.limit))
+        params.event, params.since, params.until, int(params.cursor) if params.cursor else None, params.limit))
 
 
 async def retry_emissions(ctx: Context, params: RetryInput) -> Any:
-    """retryFromBackoffice: the same outbox /retry call as the automatic retry, per emission."""
+    """retryFromBackoffice: the same outbox /retry call as the automatic retry, per emission;
+    the SQL function writes the audit row (actor: the session's user)."""
     ids = list(dict.fromkeys(params.emissionIds))
-    return _sql(await ctx.services.db.call_as(ctx.identity, "integrations.retry_from_backoffice", ids))
+    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.retry_emissions", ids, "trpc"))
 
 
 async def sync_beneficiaries(ctx: Context, params: SyncInput) -> Any:
-    """executeEmission of the item's beneficiaries to its package's post-sales provider."""
-    target = orjson.loads(await ctx.services.db.call_as(ctx.identity, "dashboard.post_sales_target",
-                                                     params.riskItemId))
-    if target["provider"] is None:
-        return {**target, "event": BENEFICIARIES_SYNC, "status": "SKIPPED", "emissionId": None,
-                "externalId": None, "error": None}
-    outcome = await ctx.services.pipeline.execute(params.riskItemId, target["provider"], BENEFICIARIES_SYNC)
-    return {**target, "event": BENEFICIARIES_SYNC, **outcome}
+    """executeEmission of the item's beneficiaries to its package's post-sales provider: the
+    key is claimed by the dashboard's own entry point, as the session (audited there)."""
+    begun = await ctx.services.pipeline.begin("dashboard.begin_beneficiaries_sync", params.riskItemId,
+                                              params.riskItemUid, identity=ctx.identity)
+    return await ctx.services.pipeline.run_claimed(begun)
 
 
 PROCEDURES: dict[str, Procedure] = {

@@ -10,13 +10,24 @@ from app.gateway.auth import Authorize, guard_for
 from app.gateway.resources import Channel, RiskItem, RiskItems, Validator
 
 PREFIX = "/api/gateway"
+# The branches, each with the secret that signs its tokens. The database's copy is the CHECK of
+# insurance.channels.branches; tests/test_input_rules.py proves the two agree.
+BRANCHES = {
+    "v1": "AUTH_SECRET",
+    "v2": "AUTH_SECRET_V2",
+    "ia/v1": "AUTH_IA_SECRET",
+    "ia/v2": "AUTH_IA_SECRET_V2",
+    "integrations/v1": "AUTH_INTEGRATION_SECRET",
+    "integrations/v2": "AUTH_INTEGRATION_SECRET_V2",
+}
 RISK_ITEM_BRANCHES = {"v1": False, "v2": True}  # branch -> keyset pagination
 
 
 def add_routes(app, services) -> None:
     for branch, tokens in services.gateway_tokens.items():
         guard = guard_for(branch, tokens)
-        channel = Channel(guard, services.db, services.config.rate_limit_per_minute)
+        channel = Channel(guard, services.db, services.config.rate_limit_per_minute,
+                          services.config.max_body_bytes)
         base = f"{PREFIX}/{branch}"
         app.add_route(f"{base}/auth/authorize", Authorize(guard, services.db))
         app.add_route(f"{base}/auth/validator", Validator(channel))

@@ -12,8 +12,7 @@ import secrets
 import orjson
 
 from app.cli import add_actor, actor, admin, json_object_arg, print_json
-
-BRANCHES = ("v1", "v2", "ia/v1", "ia/v2", "integrations/v1", "integrations/v2")
+from app.gateway import BRANCHES
 API_KEY_PREFIX = "ik_"
 
 
@@ -70,7 +69,7 @@ def register(subparsers) -> None:
     channels.required = True
     p = channels.add_parser("create", help="create a channel and print its API key once")
     p.add_argument("--name", required=True, type=_name)
-    p.add_argument("--branch", action="append", choices=BRANCHES,
+    p.add_argument("--branch", action="append", choices=tuple(BRANCHES),
                    help="a gateway branch the channel may use; repeatable (default v1)")
     p.add_argument("--ia-keys", type=json_object_arg, metavar="JSON", help="AI service keys (ia branches)")
     p.add_argument("--integration-payload", type=json_object_arg, metavar="JSON",

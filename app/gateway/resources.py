@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 import time
 import uuid
 from typing import Any
@@ -21,19 +20,21 @@ from app.errors import ApiError, bad_request
 from app.auth import bearer
 from app.gateway.auth import BranchGuard
 from app.responses import send_raw
+from app.validation import integer, json_object, text_param
 
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 50
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+MAX_OFFSET = 2**31 - 2  # the SQL window takes integer offsets
 
 
 class Channel:
     """What a protected resource needs: the branch guard, the database, the rate limit."""
 
-    def __init__(self, guard: BranchGuard, database: db.Database, rate_limit: int) -> None:
+    def __init__(self, guard: BranchGuard, database: db.Database, rate_limit: int, max_body: int) -> None:
         self.guard = guard
         self.db = database
         self.rate_limit = rate_limit
+        self.max_body = max_body
 
     def call(self, req: falcon.Request, function: str, *args: Any):
         """`function(rate_limit, *args)` as the channel the `bearer` hook verified."""
@@ -78,30 +79,17 @@ class Validator(_Protected):
 
 # ---------------------------------------------------------------- query and body parsing
 
-def _int_param(req: falcon.Request, name: str, code: str) -> int | None:
-    raw = req.get_param(name)
-    if raw is None:
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise bad_request(f"{name} must be an integer", code, {"parameter": name}) from None
-
-
 def _policy_param(req: falcon.Request) -> str | None:
-    policy = req.get_param("policyId")
-    if policy is not None and not 1 <= len(policy) <= 100:
-        raise bad_request("policyId must have 1 to 100 characters", "VALIDATION_ERROR", {"parameter": "policyId"})
-    return policy
+    return text_param(req, "policyId", 100)
 
 
 def parse_window(req: falcon.Request) -> tuple[int, int]:
     """from (default 0) .. to (default from + 49), inclusive, at most 100 items."""
-    start = _int_param(req, "from", "INVALID_WINDOW")
+    start = integer(req.get_param("from"), "from")
     start = 0 if start is None else start
-    end = _int_param(req, "to", "INVALID_WINDOW")
+    end = integer(req.get_param("to"), "to")
     end = start + DEFAULT_WINDOW - 1 if end is None else end
-    if start < 0 or end < start or end - start + 1 > MAX_WINDOW or end > 2**31 - 2:
+    if start < 0 or end < start or end - start + 1 > MAX_WINDOW or end > MAX_OFFSET:
         raise bad_request(f"the window needs 0 <= from <= to and at most {MAX_WINDOW} items",
                           "INVALID_WINDOW", {"from": start, "to": end, "max": MAX_WINDOW})
     return start, end
@@ -116,56 +104,6 @@ def decode_cursor(cursor: str) -> int:
     if len(raw) != 8:
         raise bad_request("cursor is not one this API returned", "INVALID_CURSOR")
     return int.from_bytes(raw, "big", signed=True)
-
-
-_BENEFICIARY_TEXT = {"name": (1, 200), "document": (0, 64), "relationship": (0, 64)}
-_FIELDS = {"package_uid", "policy_uid", "variant", "insured_subject", "beneficiaries", "metadata"}
-
-
-def validate_risk_item(body: Any) -> list[dict[str, str]]:
-    """The problems of a POST /risk-items body, as [{field, message}] (empty: valid)."""
-    if not isinstance(body, dict):
-        return [{"field": "", "message": "the body must be a JSON object"}]
-    problems = [{"field": k, "message": "unknown field"} for k in body if k not in _FIELDS]
-
-    def text(field: str, value: Any, low: int, high: int, required: bool = True) -> None:
-        if value is None and not required:
-            return
-        if not isinstance(value, str) or not low <= len(value) <= high:
-            problems.append({"field": field, "message": f"must be a string of {low} to {high} characters"})
-
-    text("package_uid", body.get("package_uid"), 1, 64)
-    text("policy_uid", body.get("policy_uid"), 1, 100)
-    text("variant", body.get("variant"), 1, 32)
-    for name in ("insured_subject", "metadata"):
-        if name in body and not isinstance(body[name], dict):
-            problems.append({"field": name, "message": "must be an object"})
-    if "insured_subject" not in body:
-        problems.append({"field": "insured_subject", "message": "is required"})
-    beneficiaries = body.get("beneficiaries", [])
-    if not isinstance(beneficiaries, list) or len(beneficiaries) > 50:
-        problems.append({"field": "beneficiaries", "message": "must be a list of at most 50 beneficiaries"})
-        beneficiaries = []
-    for i, b in enumerate(beneficiaries):
-        at = f"beneficiaries[{i}]"
-        if not isinstance(b, dict):
-            problems.append({"field": at, "message": "must be an object"})
-            continue
-        problems += [{"field": f"{at}.{k}", "message": "unknown field"}
-                     for k in b if k not in {*_BENEFICIARY_TEXT, "email", "isHolder", "share"}]
-        for name, (low, high) in _BENEFICIARY_TEXT.items():
-            text(f"{at}.{name}", b.get(name), low, high, required=name == "name")
-        email = b.get("email")
-        if email is not None and (not isinstance(email, str) or len(email) > 254 or not _EMAIL.match(email)):
-            problems.append({"field": f"{at}.email", "message": "must be an e-mail address"})
-        if not isinstance(b.get("isHolder", False), bool):
-            problems.append({"field": f"{at}.isHolder", "message": "must be a boolean"})
-        elif b.get("isHolder") and email is None:
-            problems.append({"field": f"{at}.email", "message": "is required for the holder"})
-        share = b.get("share", 0)
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 100:
-            problems.append({"field": f"{at}.share", "message": "must be a number from 0 to 100"})
-    return problems
 
 
 # ---------------------------------------------------------------- risk items
@@ -183,7 +121,7 @@ class RiskItems(_Protected):
         if self.keyset and (req.has_param("limit") or req.has_param("cursor")):
             if req.has_param("from") or req.has_param("to"):
                 raise bad_request("use either from/to or limit/cursor", "INVALID_PAGINATION")
-            limit = _int_param(req, "limit", "INVALID_PAGINATION")
+            limit = integer(req.get_param("limit"), "limit")
             limit = DEFAULT_WINDOW if limit is None else limit
             if not 1 <= limit <= MAX_WINDOW:
                 raise bad_request(f"limit must be from 1 to {MAX_WINDOW}", "INVALID_PAGINATION",
@@ -197,15 +135,8 @@ class RiskItems(_Protected):
         answer(resp, reply)
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if req.content_type is None or not req.content_type.startswith(falcon.MEDIA_JSON):
-            raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", "the body must be application/json")
-        try:
-            body = await req.get_media()
-        except (falcon.MediaMalformedError, falcon.MediaNotFoundError):
-            raise bad_request("the body is not valid JSON", "MALFORMED_JSON") from None
-        problems = validate_risk_item(body)
-        if problems:
-            raise bad_request("the risk item is not valid", "VALIDATION_ERROR", problems)
+        # The field rules are the tables'; gateway.create_risk_item reports them per field.
+        body = await json_object(req, self.channel.max_body)
         reply = await self.channel.call(req, "gateway.create_risk_item", orjson.dumps(body).decode())
         answer(resp, reply, status=201)
 

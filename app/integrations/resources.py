@@ -16,24 +16,7 @@ from app.auth import bearer
 from app.errors import ApiError, bad_request
 from app.orchestrator.pipeline import SALES_DISPATCH
 from app.responses import send
-
-
-async def _body(req: falcon.Request) -> dict[str, Any]:
-    try:
-        body = await req.get_media()
-    except falcon.MediaMalformedError:
-        raise bad_request("the body is not valid JSON", "MALFORMED_JSON") from None
-    except falcon.MediaNotFoundError:
-        body = None
-    if not isinstance(body, dict):
-        raise bad_request("the body must be a JSON object")
-    return body
-
-
-def _id(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
-        raise bad_request(f"{name} must be a positive integer", details={"field": name})
-    return value
+from app.validation import json_object, positive_id as _id
 
 
 def _send(resp: falcon.Response, data: dict[str, Any]) -> None:
@@ -50,6 +33,11 @@ class _Service:
     def __init__(self, services) -> None:
         self.pipeline = services.pipeline
         self.credential = services.service_tokens
+        self.max_body = services.config.max_body_bytes
+
+    async def body(self, req: falcon.Request) -> dict[str, Any]:
+        """The JSON object of the body (MAX_BODY_BYTES), read after the hook checked the token."""
+        return await json_object(req, self.max_body)
 
 
 def dispatch_spec(body: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +79,7 @@ class SingleEmission(_Service):
         self.spec = SPECS[path]
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        [data] = await self.pipeline.run_specs([self.spec(await _body(req))])
+        [data] = await self.pipeline.run_specs([self.spec(await self.body(req))])
         if "refused" in data:
             refused = data["refused"]
             raise ApiError(refused["status"], refused["code"], refused["message"])
@@ -105,7 +93,7 @@ class DispatchBatch(_Service):
     -> {"results": [{"id", "status": the HTTP status the single route would answer, "data" | "error"}]}"""
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = await _body(req)
+        body = await self.body(req)
         requests = body.get("requests")
         if not isinstance(requests, list) or not 0 < len(requests) <= MAX_BATCH:
             raise bad_request(f"requests must be a list of 1 to {MAX_BATCH} deliveries", details={"field": "requests"})
@@ -114,7 +102,8 @@ class DispatchBatch(_Service):
         for one in requests:
             result: dict[str, Any] = {"id": one.get("id") if isinstance(one, dict) else None}
             try:
-                if not isinstance(one, dict) or one.get("path") not in SPECS or not isinstance(one.get("body"), dict):
+                path = one.get("path") if isinstance(one, dict) else None
+                if not isinstance(path, str) or path not in SPECS or not isinstance(one.get("body"), dict):
                     raise bad_request(f"each request needs a path among {sorted(SPECS)} and an object body")
                 specs.append(SPECS[one["path"]](one["body"]))
             except ApiError as exc:

@@ -25,6 +25,13 @@ def load() -> dict:
         for kind, items in part.get("components", {}).items():
             document.setdefault("components", {}).setdefault(kind, {}).update(items)
         document.setdefault("tags", []).extend(part.get("tags", []))
+    # Every body is read by app/validation.py: its 413 and 415 hold for each route that takes one.
+    for item in document.get("paths", {}).values():
+        for operation in item.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                responses = operation.setdefault("responses", {})
+                responses.setdefault("413", {"$ref": "#/components/responses/PayloadTooLarge"})
+                responses.setdefault("415", {"$ref": "#/components/responses/UnsupportedMediaType"})
     return document
 
 

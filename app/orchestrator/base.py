@@ -6,6 +6,7 @@ orchestrator owns. `emit()` returns an `EmissionResponse`; it never reads the da
 """
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import functools
 import re
@@ -22,6 +23,14 @@ from app.orchestrator.contract import (
 from app.orchestrator.model import StandardRiskItem
 
 MASK = "***"
+DEADLINE_MARGIN_SECONDS = 0.05
+# A provider's answer is read up to this size; a bigger one is MALFORMED_RESPONSE (a success
+# we cannot store) or an error explained by its status alone.
+MAX_ANSWER_BYTES = 1024 * 1024
+# Provider text in an error message: the operator's view (error_history) has room for more.
+REASON_CHARS = 300
+# C0 controls and DEL: a NUL fails PostgreSQL's text and jsonb, the others garble logs and chat.
+_CONTROL = dict.fromkeys([*range(0x00, 0x20), 0x7F])
 _SECRET_KEY = re.compile(
     r"secret|password|passwd|authorization|credential|api[-_]?key|(^|[-_]|access|refresh|id)token$", re.I)
 
@@ -54,18 +63,58 @@ def mask(value: Any) -> Any:
     return value
 
 
+def clean_text(value: str, limit: int) -> str:
+    """Provider text fit to store and show: control characters (NUL included) removed, cut."""
+    return value[:limit * 2].translate(_CONTROL)[:limit]
+
+
+# Retry-After is clamped again to INTEGRATION_RETRY_CAP_SECONDS; this bound only keeps the
+# number finite and small enough for any arithmetic on the way.
+RETRY_AFTER_MAX = 10 ** 9
+
+
 def retry_after_seconds(value: str | None) -> float | None:
-    """Retry-After as seconds: either delta-seconds or an HTTP date."""
+    """Retry-After as seconds in [0, RETRY_AFTER_MAX]: delta-seconds or an HTTP date."""
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    if value.isascii() and value.isdigit():
+        return float(min(int(value[:12]) if len(value) <= 12 else RETRY_AFTER_MAX, RETRY_AFTER_MAX))
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError, IndexError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    if when is None:
+        return None
+    try:
+        return min(max(0.0, when.timestamp() - time.time()), float(RETRY_AFTER_MAX))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+async def send_capped(http: httpx.AsyncClient, request: httpx.Request) -> tuple[httpx.Response, bool]:
+    """Sends `request` and reads at most MAX_ANSWER_BYTES of the answer; returns the response
+    (its content the part read) and whether the answer was bigger."""
+    response = await http.send(request, stream=True)
+    length = response.headers.get("Content-Length", "")
+    if length.isascii() and length.isdigit() and int(length) <= MAX_ANSWER_BYTES:
+        try:  # the common case, exactly what a plain post() does
+            await response.aread()
+        finally:
+            await response.aclose()
+        return response, False
+    chunks, size, too_big = [], 0, False
+    try:
+        async for chunk in response.aiter_raw():
+            size += len(chunk)
+            if size > MAX_ANSWER_BYTES:
+                too_big = True
+                break
+            chunks.append(chunk)
+    finally:
+        await response.aclose()
+    return httpx.Response(response.status_code, headers=response.headers, content=b"".join(chunks),
+                          request=request), too_big
 
 
 def transport_error(exc: httpx.HTTPError, provider: str) -> EmissionError:
@@ -76,19 +125,19 @@ def transport_error(exc: httpx.HTTPError, provider: str) -> EmissionError:
 
 
 def _reason(response: httpx.Response) -> str:
-    """The provider's own explanation of an error answer, short."""
+    """The provider's own explanation of an error answer, short and clean."""
     try:
-        body = response.json()
-    except ValueError:
-        return response.text[:200]
+        body = orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        return clean_text(response.content[:REASON_CHARS * 4].decode("utf-8", "replace"), REASON_CHARS)
     if isinstance(body, dict):
         for key in ("reason", "message", "error_description", "error"):
             value = body.get(key)
             if isinstance(value, dict):
                 value = value.get("message") or value.get("reason")
             if isinstance(value, str):
-                return value[:200]
-    return str(body)[:200]
+                return clean_text(value, REASON_CHARS)
+    return clean_text(str(body), REASON_CHARS)
 
 
 def status_error(response: httpx.Response, provider: str) -> EmissionError:
@@ -154,18 +203,30 @@ class InsuranceAdapter:
         (`url` parsed once by the adapter where it can: httpx's URL parsing is not cheap)."""
         headers = {**headers, "Idempotency-Key": ctx.idempotency_key, "Content-Type": "application/json"}
         payload = {"method": "POST", "url": str(url), "headers": mask(headers), "body": mask(body)}
+        request = self.http.build_request("POST", url, content=orjson.dumps(body), headers=headers)
         try:
-            response = await self.http.post(url, content=orjson.dumps(body), headers=headers)
+            if ctx.deadline is None:
+                response, too_big = await send_capped(self.http, request)
+            else:  # a little before the caller's own deadline, so that the payload is kept
+                async with asyncio.timeout_at(ctx.deadline - DEADLINE_MARGIN_SECONDS):
+                    response, too_big = await send_capped(self.http, request)
         except httpx.HTTPError as exc:
             return failure(transport_error(exc, self.slug), payload)
+        except TimeoutError:
+            return failure(EmissionError(PROVIDER_TIMEOUT, f"{self.slug} gave no complete answer within the "
+                                                           "total deadline (HTTP_TOTAL_TIMEOUT)", True), payload)
         if not response.is_success:
             return failure(status_error(response, self.slug), payload)
+        if too_big:
+            return failure(EmissionError(
+                MALFORMED_RESPONSE, f"{self.slug} answered {response.status_code} with more than "
+                                    f"{MAX_ANSWER_BYTES} bytes", True, response.status_code), payload)
         try:
             answer = orjson.loads(response.content)
             external_id = self.external_id(answer)
-        except (orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
+        except (orjson.JSONDecodeError, TypeError, KeyError, AttributeError, IndexError):
             answer, external_id = None, None
-        if not isinstance(external_id, str) or not external_id:
+        if not isinstance(external_id, str) or not external_id or external_id != clean_text(external_id, 256):
             return failure(EmissionError(
                 MALFORMED_RESPONSE, f"{self.slug} answered {response.status_code} with a body we cannot read",
                 True, response.status_code), payload)

@@ -54,6 +54,7 @@ class EmissionResponse:
 class EmitContext:
     access_token: str | None
     idempotency_key: str  # sent as the Idempotency-Key header of every provider call
+    deadline: float | None = None  # loop time by which the call must have ended (HTTP_TOTAL_TIMEOUT)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from app.orchestrator.base import (
-    InsuranceAdapter, ProviderCallFailed, ProviderNotConfigured, status_error, transport_error)
+    InsuranceAdapter, ProviderCallFailed, ProviderNotConfigured, send_capped, status_error, transport_error)
 from app.orchestrator.contract import MALFORMED_RESPONSE, EmissionError, EmissionResponse, EmitContext
 from app.orchestrator.model import MappingError, StandardRiskItem
 
@@ -70,8 +70,8 @@ class ClientCredentials:
 
     async def _fetch(self) -> str:
         try:
-            response = await self.http.post(self.token_url, data=self.form,
-                                            headers={"Accept": "application/json"})
+            response, _ = await send_capped(self.http, self.http.build_request(
+                "POST", self.token_url, data=self.form, headers={"Accept": "application/json"}))
         except httpx.HTTPError as exc:
             raise ProviderCallFailed(transport_error(exc, "identity provider")) from None
         if not response.is_success:

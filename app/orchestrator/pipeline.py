@@ -20,22 +20,30 @@ import asyncpg
 import orjson
 import structlog
 
-from app.db import PROCESS_NAME, SERVICE, Database
-from app.orchestrator.contract import MAPPING_ERROR, OrchestratorResult
+from app.db import PROCESS_NAME, SERVICE, Database, Identity
+from app.orchestrator.contract import MAPPING_ERROR, PROVIDER_TIMEOUT, OrchestratorResult
 from app.orchestrator.model import MappingError, StandardRiskItem
 from app.orchestrator.service import Orchestrator
 
 log = structlog.get_logger("app.pipeline")
 
-# How long a claim on a key lasts: longer than one provider call with its timeouts.
-CLAIM_LEASE_SECONDS = 120
+# A claim on a key outlives the provider call's total deadline (HTTP_TOTAL_TIMEOUT, which
+# starts when the key is claimed) by this margin, which covers recording the outcome while
+# PostgreSQL restarts (RECORD_RETRY_DELAYS): no second caller can take a key in flight.
+CLAIM_LEASE_MARGIN_SECONDS = 60
 # A restarting database refuses connections, ends sessions (class 57) or drops them mid-call.
 DATABASE_AWAY = (OSError, asyncpg.InterfaceError, asyncpg.exceptions.OperatorInterventionError)
 RECORD_RETRY_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0)  # seconds; PostgreSQL restarts in a few
 CLAIMED_BY = PROCESS_NAME
+SERVICE_IDENTITY = Identity(SERVICE, None)
 
 # Events of the emissions this service starts itself.
 SALES_DISPATCH = "SALES_DISPATCH"      # risk item insert -> /dispatch (package.sales_integration_slug)
+
+
+def claim_lease_seconds(config) -> int:
+    """How long a claim on a key lasts (begin_* lease_seconds)."""
+    return int(config.http_total_timeout) + CLAIM_LEASE_MARGIN_SECONDS
 
 
 def emission_options(config) -> str:
@@ -72,21 +80,24 @@ class Pipeline:
         self.db = db
         self.orchestrator = orchestrator
         self.options = emission_options(config)
+        self.total_timeout = config.http_total_timeout
+        self.lease_seconds = claim_lease_seconds(config)
         # Provider calls in flight per process (INTEGRATION_PROVIDER_CONCURRENCY): a few busy
         # keep-alive connections serve the sandbox's rate; more only add scheduling work
         # (bench/emissions.py compares them).
         self.slots = asyncio.Semaphore(config.integration_provider_concurrency)
 
-    async def begin(self, function: str, *args: Any, role: str = SERVICE, claims: str | None = None) -> dict:
-        """Claim a key through a begin_* SQL function, as `role` with `claims`."""
-        raw = await self.db.call(role, claims, function, *args, CLAIMED_BY, CLAIM_LEASE_SECONDS)
+    async def begin(self, function: str, *args: Any, identity: Identity = SERVICE_IDENTITY) -> dict:
+        """Claim a key through a begin_* SQL function, as `identity` (a holder's post-sales
+        emission, a dashboard session's sync; the service role by default)."""
+        raw = await self.db.call_as(identity, function, *args, CLAIMED_BY, self.lease_seconds)
         return orjson.loads(raw)
 
     async def run_specs(self, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """integrations.begin_batch for these specs, then run_batch: the service role's emissions."""
         begun = orjson.loads(await self.db.call(
             SERVICE, None, "integrations.begin_batch", orjson.dumps(specs).decode(),
-            CLAIMED_BY, CLAIM_LEASE_SECONDS))
+            CLAIMED_BY, self.lease_seconds))
         return await self.run_batch(begun)
 
     async def run_batch(self, begun: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -96,15 +107,20 @@ class Pipeline:
         claimed = [b for b in begun if b.get("claimed")]
         recorded: list[dict[str, Any]] = []
         if claimed:
-            results = await asyncio.gather(*(self._orchestrate(b) for b in claimed))
-            raw = await self._record(orjson.dumps(
-                [{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
-                  "outcome": r.as_json()} for b, r in zip(claimed, results)]).decode())
-            recorded = orjson.loads(raw)
+            # The total deadline of each provider call starts now, when its key was just claimed.
+            deadline = asyncio.get_running_loop().time() + self.total_timeout
+            results = await asyncio.gather(*(self._orchestrate(b, deadline) for b in claimed))
+            outcomes = [{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
+                         "outcome": r.as_json()} for b, r in zip(claimed, results)]
+            raw = orjson.dumps(outcomes)
+            if b"\\u0000" in raw:  # PostgreSQL's jsonb refuses NUL (22P05): drop it, rarely needed
+                raw = orjson.dumps(_without_nul(outcomes))
+            recorded = orjson.loads(await self._record(raw.decode(), [b.get("riskItemUid") for b in claimed]))
             uids = {b["riskItemId"]: b.get("riskItemUid") for b in claimed}
             for data in recorded:
                 data.setdefault("riskItemUid", uids.get(data["riskItemId"]))
-                log.info("emission", risk_item_id=data["riskItemId"], provider=data["provider"],
+                log.info("emission", risk_item_id=data["riskItemId"], risk_item_uid=data["riskItemUid"],
+                         provider=data["provider"],
                          emission_event=data["event"], status=data["status"], attempts=data["attempts"],
                          code=(data.get("error") or {}).get("code"))
         out, done = [], iter(recorded)
@@ -125,7 +141,7 @@ class Pipeline:
         return await self.run_claimed(
             await self.begin("integrations.begin_emission", risk_item_id, provider, event))
 
-    async def _record(self, outcomes: str) -> str:
+    async def _record(self, outcomes: str, uids: list) -> str:
         """integrations.record_batch, tried again while the database restarts: the providers have
         answered, and an outcome dropped here would wait for the claim's lease to be asked again."""
         for delay in (*RECORD_RETRY_DELAYS, None):
@@ -134,17 +150,39 @@ class Pipeline:
             except DATABASE_AWAY as exc:
                 if delay is None:
                     raise
-                log.warning("emission_record_retry", error=type(exc).__name__, in_seconds=delay)
+                log.warning("emission_record_retry", error=type(exc).__name__, in_seconds=delay,
+                            risk_item_uids=uids)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
-    async def _orchestrate(self, begun: dict[str, Any]) -> OrchestratorResult:
-        """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim)."""
+    async def _orchestrate(self, begun: dict[str, Any], deadline: float) -> OrchestratorResult:
+        """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim),
+        within the total deadline: waiting for a slot, token refreshes and the call itself."""
         try:
             item = StandardRiskItem.from_json(begun["item"])
         except MappingError as exc:
             return OrchestratorResult(status="FAILED", provider=begun["provider"], code=MAPPING_ERROR,
                                       message=str(exc)[:300], retryable=False)
-        async with self.slots:
-            return await self.orchestrator.orchestrate_insurance_emission(
-                begun["provider"], item, begun["idempotencyKey"])
+        try:
+            async with asyncio.timeout_at(deadline):
+                async with self.slots:
+                    return await self.orchestrator.orchestrate_insurance_emission(
+                        begun["provider"], item, begun["idempotencyKey"], deadline)
+        except TimeoutError:  # no slot, or no token, in time (the call itself ends a bit earlier)
+            log.warning("emission_deadline", provider=begun["provider"], risk_item_id=begun["riskItemId"],
+                        seconds=self.total_timeout)
+            return OrchestratorResult(
+                status="FAILED", provider=begun["provider"], code=PROVIDER_TIMEOUT, retryable=True,
+                message=f"{begun['provider']} gave no complete answer within {self.total_timeout:g} s "
+                        "(HTTP_TOTAL_TIMEOUT)")
+
+
+def _without_nul(value: Any) -> Any:
+    """A copy of a JSON value without NUL characters in its strings and keys."""
+    if isinstance(value, str):
+        return value.replace("\0", "")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value

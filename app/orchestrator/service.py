@@ -25,6 +25,7 @@ import structlog
 
 from app.config import Config
 from app.db import SERVICE, Database
+from app.metrics import observe_provider_call
 from app.orchestrator.base import InsuranceAdapter, ProviderCallFailed, ProviderNotConfigured
 from app.orchestrator.contract import (
     INTERNAL_ORCHESTRATOR_ERROR, MAPPING_ERROR, PROVIDER_AUTH_FAILED, PROVIDER_NOT_CONFIGURED,
@@ -139,27 +140,38 @@ class Orchestrator:
     # -- the emission ----------------------------------------------------------------------
 
     async def orchestrate_insurance_emission(self, provider: str, item: StandardRiskItem,
-                                             idempotency_key: str) -> OrchestratorResult:
-        """SUCCESS with the adapter data, or FAILED with a stable code; never raises."""
+                                             idempotency_key: str, deadline: float | None = None) -> OrchestratorResult:
+        """SUCCESS with the adapter data, or FAILED with a stable code; never raises (but is
+        cancelled with its caller). `deadline` (the loop's clock): when the provider call must
+        end, PROVIDER_TIMEOUT otherwise. Every log line written meanwhile (here, in the adapter, in the
+        transport) carries the item's uid as risk_item_uid: a context variable, bound per emission."""
         slug = provider.upper() if isinstance(provider, str) else ""
         started = time.perf_counter()
+        bound = structlog.contextvars.bind_contextvars(risk_item_uid=str(getattr(item, "uid", None)))
         try:
-            result = await self._orchestrate(slug, item, idempotency_key)
+            result = await self._orchestrate(slug, item, idempotency_key, deadline)
         except Exception as exc:  # a bug or an outage here must not escape to the caller
-            log.error("emission_internal_error", provider=slug, uid=getattr(item, "uid", None),
-                      error=type(exc).__name__, at=_where(exc))
+            log.error("emission_internal_error", provider=slug, error=type(exc).__name__, at=_where(exc))
             result = _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the orchestrator failed ({type(exc).__name__})", False))
-        elapsed_ms = round((time.perf_counter() - started) * 1000, 1)
+        finally:
+            structlog.contextvars.reset_contextvars(**bound)
+        if result.retry_after is not None and not 0 <= result.retry_after <= self.config.integration_retry_cap_seconds:
+            result = dataclasses.replace(result, retry_after=min(max(result.retry_after, 0.0),
+                                                                 float(self.config.integration_retry_cap_seconds)))
+        elapsed = time.perf_counter() - started
+        observe_provider_call(slug, "SUCCESS" if result.ok else (result.code or "FAILED"), elapsed)
+        elapsed_ms = round(elapsed * 1000, 1)
         if result.ok:
-            log.debug("emission_succeeded", provider=slug, uid=item.uid, external_id=result.external_id,
-                      ms=elapsed_ms)
+            log.debug("emission_succeeded", provider=slug, risk_item_uid=str(item.uid),
+                      external_id=result.external_id, ms=elapsed_ms)
         else:
-            log.warning("emission_failed", provider=slug, uid=getattr(item, "uid", None), code=result.code,
+            log.warning("emission_failed", provider=slug, risk_item_uid=str(getattr(item, "uid", None)), code=result.code,
                         http_status=result.http_status, retryable=result.retryable, ms=elapsed_ms)
         return result
 
-    async def _orchestrate(self, slug: str, item: StandardRiskItem, key: str) -> OrchestratorResult:
+    async def _orchestrate(self, slug: str, item: StandardRiskItem, key: str,
+                           deadline: float | None = None) -> OrchestratorResult:
         if slug not in self.adapters:
             return _failed(slug, EmissionError(UNKNOWN_PROVIDER, f"no adapter for provider {slug!r}", False))
         if not isinstance(item, StandardRiskItem):
@@ -167,7 +179,7 @@ class Orchestrator:
         if not isinstance(key, str) or not key:
             raise ValueError("an idempotency key is required")
         try:
-            response = await self._emit(slug, item, key)
+            response = await self._emit(slug, item, EmitContext(None, key, deadline))
         except _DATABASE_ERRORS as exc:  # reading the configuration: an outage, worth a retry
             log.error("provider_config_unreadable", provider=slug, error=type(exc).__name__)
             return _failed(slug, EmissionError(
@@ -179,7 +191,7 @@ class Orchestrator:
         except ProviderCallFailed as exc:
             return _failed(slug, exc.error)
         except Exception as exc:
-            log.error("adapter_raised", provider=slug, uid=item.uid, error=type(exc).__name__, at=_where(exc))
+            log.error("adapter_raised", provider=slug, error=type(exc).__name__, at=_where(exc))
             return _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the {slug} adapter failed ({type(exc).__name__})", False))
         if response.success:
@@ -189,13 +201,13 @@ class Orchestrator:
             INTERNAL_ORCHESTRATOR_ERROR, f"the {slug} adapter failed without an error", False)
         return _failed(slug, error, response.request_payload)
 
-    async def _emit(self, slug: str, item: StandardRiskItem, key: str) -> EmissionResponse:
+    async def _emit(self, slug: str, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
         """emit() with the access token; after a 401, fresh credentials and one more try."""
         adapter = await self._adapter(slug, self.config_ttl)
         token = await adapter.access_token(item)
-        response = await adapter.emit(item, EmitContext(access_token=token, idempotency_key=key))
+        response = await adapter.emit(item, dataclasses.replace(ctx, access_token=token))
         if response.success or not response.errors or response.errors[0].code != PROVIDER_AUTH_FAILED:
             return response
         adapter = await self._adapter(slug, CONFIG_REFRESH_SECONDS)
         token = await adapter.access_token(item, stale=token)
-        return await adapter.emit(item, EmitContext(access_token=token, idempotency_key=key))
+        return await adapter.emit(item, dataclasses.replace(ctx, access_token=token))

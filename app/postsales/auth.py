@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 from typing import Any
 
 import falcon
 import orjson
 
+from app import validation
 from app.db import ANON
 from app.errors import ApiError
-from app.postsales.validation import EMAIL, OTP, string_fields
 from app.responses import send
 
 # Outcomes of the SQL functions -> (status, message).
@@ -28,6 +29,27 @@ OTP_ERRORS = {
     "OTP_COOLDOWN": (429, "a code was sent less than a minute ago; wait before asking again"),
     "OTP_RATE_LIMITED": (429, "too many codes requested for this e-mail; try again later"),
 }
+
+
+OTP = re.compile(r"^[0-9]{6}$")
+
+
+async def login_body(req: falcon.Request, *names: str) -> dict[str, str]:
+    """The anonymous login body (capped at ANONYMOUS_BODY_BYTES): exactly these fields, a valid
+    e-mail (lower-cased) and, when asked for, a 6-digit code; else 400 with every bad field."""
+    body = await validation.json_object(req, validation.ANONYMOUS_BODY_BYTES)
+    problems = [{"field": k, "message": "unknown field"} for k in body.keys() - set(names)]
+    for name in names:
+        try:
+            if name == "email":
+                body["email"] = validation.email(body.get("email"))
+            elif not isinstance(body.get(name), str) or not OTP.fullmatch(body[name]):
+                raise validation.invalid(name, "is required" if body.get(name) is None else "must be 6 digits")
+        except ApiError as exc:
+            problems += exc.details
+    if problems:
+        raise ApiError(400, "VALIDATION_ERROR", "request body failed validation", problems)
+    return body
 
 
 def otp_hash(secret: bytes, email: str, code: str) -> bytes:
@@ -51,7 +73,7 @@ class OtpRequest:
         self.ttl = services.config.postsales_otp_ttl
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        email = (await string_fields(req, {"email": EMAIL}))["email"].lower()
+        email = (await login_body(req, "email"))["email"]
         code = f"{secrets.randbelow(1_000_000):06d}"
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl))
@@ -71,8 +93,8 @@ class OtpVerify:
         self.max_attempts = services.config.postsales_otp_max_attempts
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = await string_fields(req, {"email": EMAIL, "otp": OTP})
-        email = body["email"].lower()
+        body = await login_body(req, "email", "otp")
+        email = body["email"]
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.verify_otp", email, otp_hash(self.secret, email, body["otp"]),
             self.max_attempts))

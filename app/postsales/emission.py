@@ -15,9 +15,9 @@ from typing import Any
 import falcon
 
 from app.auth import bearer
-from app.errors import ApiError, bad_request
-from app.postsales.validation import MAX_ID, json_object
+from app.errors import ApiError
 from app.responses import send
+from app.validation import invalid, json_object, positive_id
 
 PATH = "/api/integrations/post-sales"
 
@@ -27,18 +27,16 @@ def item_reference(body: dict[str, Any]) -> tuple[int | None, uuid.UUID | None]:
     raw_id, raw_uid = body.get("id"), body.get("uid")
     item_id = item_uid = None
     if raw_id is not None:
-        if isinstance(raw_id, bool) or not isinstance(raw_id, int) or not 0 < raw_id <= MAX_ID:
-            raise bad_request("id must be a positive integer", details={"field": "id"})
-        item_id = raw_id
+        item_id = positive_id(raw_id, "id")
     if raw_uid is not None:
         try:
             item_uid = uuid.UUID(raw_uid) if isinstance(raw_uid, str) else None
         except ValueError:
             pass
         if item_uid is None:
-            raise bad_request("uid must be the item's UUID", details={"field": "uid"})
+            raise invalid("uid", "must be the item's UUID")
     if item_id is None and item_uid is None:
-        raise bad_request("the StandardRiskItem needs its uid (or its id)", details={"field": "uid"})
+        raise invalid("uid", "is required (or the item's id)")
     return item_id, item_uid
 
 
@@ -48,13 +46,25 @@ class PostSalesEmission:
         self.db = services.db
         self.credential = services.postsales_tokens
         self.pipeline = services.pipeline
+        self.max_body = services.config.max_body_bytes
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        item_id, item_uid = item_reference(await json_object(req))
+        item_id, item_uid = item_reference(await json_object(req, self.max_body))
         begun = await self.pipeline.begin("postsales.begin_emission", item_id, item_uid,
-                                          role=req.context.identity.role, claims=req.context.identity.claims_json)
+                                          identity=req.context.identity)
         data = await self.pipeline.run_claimed(begun)
         if data["status"] == "IN_PROGRESS":
             raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
                            details=data, headers={"Retry-After": "5"})
-        send(resp, data)
+        send(resp, holder_view(data))
+
+
+def holder_view(data: dict) -> dict:
+    """A holder sees a failure's code and a generic message, never the provider's own text
+    (operators read it in error_history)."""
+    error = data.get("error")
+    if error:
+        data = {**data, "error": {"code": error.get("code"), "message": (
+            "The insurer could not take the request yet; it will be retried." if data.get("status") == "FAILED"
+            else "The insurer did not take the request.")}}
+    return data

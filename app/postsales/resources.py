@@ -7,8 +7,8 @@ from __future__ import annotations
 import falcon
 
 from app.auth import bearer
-from app.postsales.validation import json_object, path_id
 from app.responses import send_raw
+from app.validation import item_ref as path_item, json_object, path_id
 
 
 class HolderResource:
@@ -18,6 +18,11 @@ class HolderResource:
     def __init__(self, services) -> None:
         self.db = services.db
         self.credential = services.postsales_tokens
+        self.max_body = services.config.max_body_bytes
+
+    def body(self, req: falcon.Request):
+        """The JSON object of the body (MAX_BODY_BYTES), read after the hook checked the token."""
+        return json_object(req, self.max_body)
 
     def call(self, req: falcon.Request, function: str, *args):
         """`function(*args)` as the token's holder."""
@@ -33,22 +38,22 @@ class MyRiskItems(HolderResource):
 @falcon.before(bearer)
 class RiskItem(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        send_raw(resp, await self.call(req, "postsales.risk_item", path_id("riskItemId", riskItemId)))
+        send_raw(resp, await self.call(req, "postsales.risk_item", *path_item(riskItemId, "riskItemId")))
 
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        item_id = path_id("riskItemId", riskItemId)
-        send_raw(resp, await self.call(req, "postsales.update_risk_item", item_id, await json_object(req)))
+        item = path_item(riskItemId, "riskItemId")
+        send_raw(resp, await self.call(req, "postsales.update_risk_item", *item, await self.body(req)))
 
 
 @falcon.before(bearer)
 class Beneficiaries(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         send_raw(resp, await self.call(req, "postsales.risk_item_beneficiaries",
-                                       path_id("riskItemId", riskItemId)))
+                                       *path_item(riskItemId, "riskItemId")))
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        item_id = path_id("riskItemId", riskItemId)
-        send_raw(resp, await self.call(req, "postsales.add_beneficiary", item_id, await json_object(req)),
+        item = path_item(riskItemId, "riskItemId")
+        send_raw(resp, await self.call(req, "postsales.add_beneficiary", *item, await self.body(req)),
                  status=201)
 
 
@@ -56,16 +61,16 @@ class Beneficiaries(HolderResource):
 class Beneficiary(HolderResource):
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                        beneficiaryId: str) -> None:
-        ids = path_id("riskItemId", riskItemId), path_id("beneficiaryId", beneficiaryId)
-        send_raw(resp, await self.call(req, "postsales.update_beneficiary", *ids, await json_object(req)))
+        ids = *path_item(riskItemId, "riskItemId"), path_id(beneficiaryId, "beneficiaryId")
+        send_raw(resp, await self.call(req, "postsales.update_beneficiary", *ids, await self.body(req)))
 
     async def on_delete(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                         beneficiaryId: str) -> None:
-        ids = path_id("riskItemId", riskItemId), path_id("beneficiaryId", beneficiaryId)
+        ids = *path_item(riskItemId, "riskItemId"), path_id(beneficiaryId, "beneficiaryId")
         send_raw(resp, await self.call(req, "postsales.remove_beneficiary", *ids))
 
 
 @falcon.before(bearer)
 class Variants(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        send_raw(resp, await self.call(req, "postsales.risk_item_variants", path_id("riskItemId", riskItemId)))
+        send_raw(resp, await self.call(req, "postsales.risk_item_variants", *path_item(riskItemId, "riskItemId")))

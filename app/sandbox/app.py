@@ -12,12 +12,20 @@ key gets the same answer (and the same policy number) back.
 Control routes (for tests and demos):
     GET    /_sandbox/health
     GET    /_sandbox/requests?provider=PROVIDER_A&limit=100   what was received, newest last
-    GET    /_sandbox/stats                distinct policies, messages, tokens, requests per provider
+    GET    /_sandbox/stats                distinct policies, messages, tokens, requests per provider,
+                                          maxInFlightPerKey (the most concurrent requests seen for
+                                          one Idempotency-Key, per provider)
     POST   /_sandbox/faults  {"provider": "PROVIDER_A", "count": 2, "status": 503, "retryAfter": 7}
-           (or "timeout": s, "delay": s, "malformed": true, "expiredToken": true)
+           retryAfter: seconds or any header text (an HTTP-date); "body": raw text answered with
+           the status (default 200; NUL, HTML or megabytes welcome); or one of "timeout": s,
+           "delay": s, "malformed": true, "expiredToken": true, "trickle": s (a normal answer,
+           one byte at a time over s seconds), "reset": true (the connection closed, no answer)
     GET    /_sandbox/faults;  DELETE /_sandbox/faults (all, or ?provider=...)
+    GET    /_sandbox/mail?to=EMAIL        mail caught by the SMTP server (SANDBOX_SMTP_PORT): to,
+                                          subject, text, newest last
     POST   /_sandbox/reset                forget requests, faults, policies and messages
-State lives in memory; answers are immediate unless a fault says otherwise.
+State lives in memory; answers are immediate unless a fault says otherwise. A request stops
+counting as in flight when its answer is sent or its client hangs up (`SandboxASGI`).
 """
 from __future__ import annotations
 
@@ -37,10 +45,12 @@ import falcon.asgi
 import orjson
 
 from app.sandbox import credentials, providers
+from app.sandbox.mail import MailCatcher
 from app.sandbox.providers import Invalid
 
 PROVIDERS = ("PROVIDER_A", "PROVIDER_B", "MAIL_PROVIDER", "IDP", "CHAT")
-FAULT_KINDS = ("status", "timeout", "delay", "malformed", "expiredToken")
+FAULT_KINDS = ("status", "timeout", "delay", "malformed", "expiredToken", "trickle", "reset")
+MAX_FAULT_BODY = 64 * 1024 * 1024
 MAX_RECORDS = 50_000
 
 Answer = tuple[int, Any, dict[str, str]]
@@ -51,15 +61,19 @@ class Fault:
     provider: str
     count: int
     status: int | None = None
-    retry_after: int | None = None
+    retry_after: int | str | None = None
+    body: bytes | None = None
     timeout: float | None = None
     delay: float | None = None
+    trickle: float | None = None
+    reset: bool = False
     malformed: bool = False
     expired_token: bool = False
 
     def as_json(self) -> dict[str, Any]:
         out = {"provider": self.provider, "count": self.count, "status": self.status,
-               "retryAfter": self.retry_after, "timeout": self.timeout, "delay": self.delay,
+               "retryAfter": self.retry_after, "bodyBytes": None if self.body is None else len(self.body),
+               "timeout": self.timeout, "delay": self.delay, "trickle": self.trickle, "reset": self.reset,
                "malformed": self.malformed, "expiredToken": self.expired_token}
         return {k: v for k, v in out.items() if v not in (None, False)}
 
@@ -74,21 +88,35 @@ class Fault:
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise Invalid("count must be an integer >= 1")
         kinds = [k for k in FAULT_KINDS if data.get(k) not in (None, False)]
+        if data.get("body") is not None and not kinds:
+            kinds = ["status"]  # a raw body alone: answered with 200
+            data = {**data, "status": 200}
+        if data.get("body") is not None and kinds != ["status"]:
+            raise Invalid("body goes with status only")
         if len(kinds) != 1:
             raise Invalid(f"give exactly one of {', '.join(FAULT_KINDS)}")
         fault = cls(provider, count)
         kind = kinds[0]
         value = data[kind]
         if kind == "status":
-            if isinstance(value, bool) or not isinstance(value, int) or not 400 <= value <= 599:
-                raise Invalid("status must be an HTTP status 400-599")
+            low = 200 if data.get("body") is not None else 400
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 599:
+                raise Invalid(f"status must be an HTTP status {low}-599")
             fault.status = value
             retry_after = data.get("retryAfter")
             if retry_after is not None:
-                if isinstance(retry_after, bool) or not isinstance(retry_after, int) or retry_after < 0:
-                    raise Invalid("retryAfter must be a whole number of seconds")
+                if isinstance(retry_after, str):
+                    if not 0 < len(retry_after) <= 200 or any(c in retry_after for c in "\r\n\0"):
+                        raise Invalid("retryAfter text must be one header line of at most 200 characters")
+                elif isinstance(retry_after, bool) or not isinstance(retry_after, int) or retry_after < 0:
+                    raise Invalid("retryAfter must be a whole number of seconds or an HTTP-date")
                 fault.retry_after = retry_after
-        elif kind in ("timeout", "delay"):
+            body = data.get("body")
+            if body is not None:
+                if not isinstance(body, str) or len(body) > MAX_FAULT_BODY:
+                    raise Invalid("body must be a string of at most 64 MiB")
+                fault.body = body.encode("utf-8", "surrogatepass")
+        elif kind in ("timeout", "delay", "trickle"):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 300:
                 raise Invalid(f"{kind} must be a number of seconds in (0, 300]")
             setattr(fault, kind, float(value))
@@ -97,6 +125,13 @@ class Fault:
         else:
             setattr(fault, "expired_token" if kind == "expiredToken" else kind, True)
         return fault
+
+
+# Keys of the ASGI scope through which a provider route tells SandboxASGI what to do with
+# its answer (the route itself cannot reach the connection).
+IN_FLIGHT = "sandbox.in_flight"   # (provider, Idempotency-Key): counted until answered or hung up
+TRICKLE = "sandbox.trickle"       # seconds over which to send the answer, one byte at a time
+RESET = "sandbox.reset"           # close the connection without an answer
 
 
 class State:
@@ -114,6 +149,20 @@ class State:
         self.faults: dict[str, collections.deque[Fault]] = collections.defaultdict(collections.deque)
         self.issued: dict[str, dict[str, Answer]] = collections.defaultdict(dict)  # provider -> key -> answer
         self.numbers = collections.Counter()
+        self.in_flight: collections.Counter = collections.Counter()   # (provider, key) -> requests now
+        self.max_in_flight: collections.Counter = collections.Counter()  # provider -> most for one key
+
+    def enter(self, provider: str, key: str | None) -> tuple[str, str | None]:
+        if key:
+            self.in_flight[(provider, key)] += 1
+            self.max_in_flight[provider] = max(self.max_in_flight[provider], self.in_flight[(provider, key)])
+        return provider, key
+
+    def leave(self, entry: tuple[str, str | None]) -> None:
+        if entry[1]:
+            self.in_flight[entry] -= 1
+            if self.in_flight[entry] <= 0:
+                del self.in_flight[entry]
 
     def take_fault(self, provider: str) -> Fault | None:
         queue = self.faults.get(provider)
@@ -137,14 +186,16 @@ def _error(status: int, error: str, reason: str, headers: dict[str, str] | None 
 class Sandbox:
     def __init__(self) -> None:
         self.state = State()
+        self.mailbox = MailCatcher()
 
     # -- the common path of every provider call ---------------------------------------------
 
     async def serve(self, provider: str, req: falcon.asgi.Request, resp: falcon.asgi.Response,
                     handle: Callable[[falcon.asgi.Request, bytes], Awaitable[Answer]],
                     record_body: Callable[[bytes], Any] | None = None) -> None:
-        raw = await req.stream.read()
         state = self.state
+        req.scope[IN_FLIGHT] = state.enter(provider, req.get_header("Idempotency-Key"))
+        raw = await req.stream.read()
         state.requests[provider] += 1
         record = {"seq": next(state.seq), "at": time.time(), "provider": provider, "method": req.method,
                   "path": req.path, "idempotencyKey": req.get_header("Idempotency-Key"), "body": None}
@@ -155,13 +206,17 @@ class Sandbox:
         state.records.append(record)
 
         status, body, headers = await self._answer(provider, req, raw, handle)
+        if status == 0:  # reset: SandboxASGI closes the connection instead
+            record["status"] = None
+            req.scope[RESET] = True
+            return
         record["status"] = status
         resp.status = status
         for name, value in headers.items():
             resp.set_header(name, value)
         if isinstance(body, bytes):
             resp.data = body
-            resp.content_type = falcon.MEDIA_JSON
+            resp.content_type = headers.get("Content-Type", falcon.MEDIA_JSON)
         elif isinstance(body, str):
             resp.text = body
             resp.content_type = falcon.MEDIA_TEXT
@@ -177,6 +232,16 @@ class Sandbox:
             elif fault.timeout:
                 await asyncio.sleep(fault.timeout)  # longer than any sane client waits
                 return _error(504, "gateway_timeout", "injected timeout")
+            elif fault.reset:
+                return 0, b"", {}
+            elif fault.trickle:
+                req.scope[TRICKLE] = fault.trickle
+                return await handle(req, raw)
+            elif fault.body is not None:
+                headers = {"Content-Type": "text/html; charset=utf-8"}
+                if fault.retry_after is not None:
+                    headers["Retry-After"] = str(fault.retry_after)
+                return fault.status, fault.body, headers
             elif fault.malformed:
                 return 200, b'{"policyNumber": "PA-', {}
             elif fault.expired_token:
@@ -321,7 +386,8 @@ class Control:
         resp.media = {"policies": {p: len(state.issued.get(p, {})) for p in ("PROVIDER_A", "PROVIDER_B")},
                       "messages": len(state.issued.get("MAIL_PROVIDER", {})),
                       "tokensIssued": state.tokens_issued,
-                      "requests": {p: state.requests.get(p, 0) for p in PROVIDERS}}
+                      "requests": {p: state.requests.get(p, 0) for p in PROVIDERS},
+                      "maxInFlightPerKey": {p: state.max_in_flight.get(p, 0) for p in PROVIDERS}}
 
     async def on_get_faults(self, req, resp) -> None:
         resp.media = {"faults": [f.as_json() for q in self.sandbox.state.faults.values() for f in q]}
@@ -348,12 +414,102 @@ class Control:
 
     async def on_post_reset(self, req, resp) -> None:
         self.sandbox.state.reset()
+        self.sandbox.mailbox.messages.clear()
         resp.status = 204
 
+    async def on_get_mail(self, req, resp) -> None:
+        messages = self.sandbox.mailbox.received(req.get_param("to"))
+        resp.media = {"listening": self.sandbox.mailbox.controller is not None, "total": len(messages),
+                      "messages": messages}
 
-def create_sandbox() -> falcon.asgi.App:
+
+class MailLifespan:
+    """Starts the mail catcher with the sandbox and stops it with it (port 0: none)."""
+
+    def __init__(self, sandbox: Sandbox, host: str, port: int) -> None:
+        self.sandbox, self.host, self.port = sandbox, host, port
+
+    async def process_startup(self, scope, event) -> None:
+        if self.port:
+            self.sandbox.mailbox.start(self.host, self.port)
+
+    async def process_shutdown(self, scope, event) -> None:
+        self.sandbox.mailbox.stop()
+
+
+class SandboxASGI:
+    """The Falcon app behind what a route cannot do itself: close the connection without an
+    answer, trickle an answer, and know when the client hung up (a request stops counting as
+    in flight then, as it would at a real provider whose client went away)."""
+
+    def __init__(self, app: falcon.asgi.App, state: State) -> None:
+        self.app, self.state = app, state
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        hung_up = asyncio.Event()
+        watcher: asyncio.Task | None = None
+
+        async def watch() -> None:  # the body is read: the next message is the hang-up
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            hung_up.set()
+
+        async def receive_body():
+            nonlocal watcher
+            message = await receive()
+            if message["type"] == "http.request" and not message.get("more_body") and watcher is None:
+                watcher = asyncio.create_task(watch())
+            elif message["type"] == "http.disconnect":
+                hung_up.set()
+            return message
+
+        async def answer(message) -> None:
+            if scope.get(RESET):
+                return
+            if message["type"] == "http.response.body" and scope.get(TRICKLE):
+                body = message.get("body", b"")
+                pause = scope[TRICKLE] / max(1, len(body))
+                for i in range(len(body)):
+                    if hung_up.is_set():
+                        return
+                    await send({"type": "http.response.body", "body": body[i:i + 1], "more_body": True})
+                    await asyncio.sleep(pause)
+                message = {"type": "http.response.body", "body": b"", "more_body": False}
+            await send(message)
+
+        app = asyncio.create_task(self.app(scope, receive_body, answer))
+        hang_up = asyncio.create_task(hung_up.wait())
+        try:
+            await asyncio.wait({app, hang_up}, return_when=asyncio.FIRST_COMPLETED)
+            if scope.get(IN_FLIGHT):
+                self.state.leave(scope.pop(IN_FLIGHT))  # answered, or the client went away
+            if scope.get(RESET):
+                _abort(send)
+                await asyncio.sleep(0.01)  # uvicorn sees the hang-up and sends no 500 of its own
+            await app
+        finally:
+            if scope.get(IN_FLIGHT):
+                self.state.leave(scope.pop(IN_FLIGHT))
+            for task in (hang_up, watcher):
+                if task is not None:
+                    task.cancel()
+
+
+def _abort(send) -> None:
+    """Close the client's connection at once, no answer: through uvicorn's transport, which
+    its send() is bound to (the sandbox always runs under uvicorn)."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is None:
+        raise RuntimeError("reset needs uvicorn's transport")
+    transport.abort()
+
+
+def create_sandbox(smtp_port: int = 0, smtp_host: str = "127.0.0.1") -> SandboxASGI:
+    """The sandbox app; with smtp_port, its mail catcher listens there while the app runs."""
     sandbox = Sandbox()
-    app = falcon.asgi.App()
+    app = falcon.asgi.App(middleware=[MailLifespan(sandbox, smtp_host, smtp_port)])
     handler = falcon.media.JSONHandler(dumps=orjson.dumps, loads=orjson.loads)
     app.req_options.media_handlers[falcon.MEDIA_JSON] = handler
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
@@ -363,6 +519,6 @@ def create_sandbox() -> falcon.asgi.App:
     app.add_route("/mail/v1/messages", Route(sandbox, "MAIL_PROVIDER", sandbox.mail))
     app.add_route("/chat/webhook", Route(sandbox, "CHAT", sandbox.chat))
     control = Control(sandbox)
-    for name in ("health", "requests", "stats", "faults", "reset"):
+    for name in ("health", "requests", "stats", "faults", "reset", "mail"):
         app.add_route(f"/_sandbox/{name}", control, suffix=name)
-    return app
+    return SandboxASGI(app, sandbox.state)

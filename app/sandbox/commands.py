@@ -12,8 +12,10 @@ def serve(args) -> int:
     import uvicorn
 
     from app.sandbox.app import create_sandbox
-    port = args.port or config_or_exit().sandbox_port
-    uvicorn.run(create_sandbox(), host=args.host, port=port, loop="uvloop", http="httptools",
+    config = config_or_exit()
+    port = args.port or config.sandbox_port
+    smtp_port = args.smtp_port if args.smtp_port is not None else config.sandbox_smtp_port
+    uvicorn.run(create_sandbox(smtp_port, args.host), host=args.host, port=port, loop="uvloop", http="httptools",
                 access_log=False, log_level="warning", timeout_graceful_shutdown=1)
     return 0
 
@@ -38,6 +40,7 @@ def register(subparsers) -> None:
                                               "`sandbox configure URL` to point the providers at one")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, help="default SANDBOX_PORT (8100)")
+    p.add_argument("--smtp-port", type=int, help="the mail catcher's SMTP port (SANDBOX_SMTP_PORT, 1025; 0: none)")
     p.set_defaults(func=serve)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     c = actions.add_parser("configure", help="point PROVIDER_A, PROVIDER_B and MAIL_PROVIDER (and the "

@@ -1,47 +1,59 @@
 -- Deploy insurance:emission_state_machine to pg
--- requires: emission_claims
--- requires: chat_notifications
--- The emission state machine (DESIGN.md), one transaction per outcome:
---   (none)|FAILED -> SUCCESS     the provider accepted it; final
---   (none)|FAILED -> FAILED      retryable error and attempts < max: attempts + 1,
---                                next_retry_at from the backoff, /retry enqueued, chat notice
---   (none)|FAILED -> ABANDONED   not retryable, or attempts reach max: chat notice, no retry
---   SUCCESS -> SUCCESS           a repeated outcome changes nothing
---   ABANDONED -> FAILED          only integrations.retry_from_backoffice (the dashboard)
--- Settings reach SQL as an argument (options jsonb), from the app's Config:
---   {"maxAttempts": 8, "retryBaseSeconds": 60, "retryCapSeconds": 21600, "chatWebhookUrl": "", "claimedBy": "..."}
+-- requires: emission_state_machine@v1.0
+-- requires: entry_point_roles
+-- Providers that misbehave never poison the pipeline (issue 12):
+--   * retry_delay clamps the provider's Retry-After to [0, retryCapSeconds] (an absurd one
+--     overflowed make_interval into 22008 and failed the whole batch);
+--   * provider text is stripped of control characters and cut before it is stored (2,000
+--     characters in error_history, 300 in a chat notice); error_history keeps the masked
+--     request payload for operators (at most 3,000 bytes of it);
+--   * metadata.integration, which holders and partners read, tells the sales dispatch only
+--     (a post-sales, beneficiaries-sync or welcome-mail emission leaves it alone) and carries
+--     a code and a generic message, never the provider's text;
+--   * record_batch stores every outcome it can: one that cannot be stored is recorded as
+--     FAILED with code OUTCOME_UNRECORDABLE (retried like any failure) and never rolls back
+--     the others;
+--   * retry_from_backoffice checks the switched role (require_role).
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
-CREATE POLICY integration_emissions_insert_service ON insurance.integration_emissions
-  FOR INSERT TO insurance_service WITH CHECK (true);
-CREATE POLICY integration_emissions_update_service ON insurance.integration_emissions
-  FOR UPDATE TO insurance_service USING (true) WITH CHECK (true);
--- metadata.integration is written by the service role.
-CREATE POLICY risk_items_update_service ON insurance.risk_items
-  FOR UPDATE TO insurance_service USING (true) WITH CHECK (true);
-
 -- retry_delay: exponential backoff with equal jitter for the n-th failed attempt:
 -- d = min(cap, base * 2^(n-1)), a uniform delay in [d/2, d]; the provider's Retry-After
--- (seconds) when it is longer.
-CREATE FUNCTION integrations.retry_delay(attempt integer, base_seconds numeric, cap_seconds numeric,
-                                         retry_after numeric DEFAULT NULL) RETURNS interval
+-- (seconds, clamped to [0, cap]) when it is longer.
+CREATE OR REPLACE FUNCTION integrations.retry_delay(attempt integer, base_seconds numeric, cap_seconds numeric,
+                                                    retry_after numeric DEFAULT NULL) RETURNS interval
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
   _d numeric := least(cap_seconds, base_seconds * power(2::numeric, least(greatest(attempt, 1) - 1, 40)));
 BEGIN
-  RETURN pg_catalog.make_interval(secs => greatest(_d / 2 + pg_catalog.random()::numeric * _d / 2,
-                                                   coalesce(retry_after, 0))::double precision);
+  RETURN pg_catalog.make_interval(secs => greatest(
+    _d / 2 + pg_catalog.random()::numeric * _d / 2,
+    least(greatest(coalesce(retry_after, 0), 0), cap_seconds))::double precision);
 END
 $$;
-GRANT EXECUTE ON FUNCTION integrations.retry_delay(integer, numeric, numeric, numeric) TO insurance_service;
+
+-- _clean_text: provider text fit to store: control characters (NUL cannot reach text)
+-- removed, cut to _max characters and, for wide characters, to about _max bytes.
+CREATE FUNCTION integrations._clean_text(_text text, _max integer) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = '' AS $$
+DECLARE
+  _out text := pg_catalog.left(pg_catalog.regexp_replace(_text, E'[\\x01-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]', '', 'g'), _max);
+BEGIN
+  IF pg_catalog.octet_length(_out) > _max THEN
+    _out := pg_catalog.left(_out, _max / 4);
+  END IF;
+  RETURN _out;
+END
+$$;
+GRANT EXECUTE ON FUNCTION integrations._clean_text(text, integer) TO insurance_service, insurance_app;
 
 -- record_emission: the orchestrator's outcome (OrchestratorResult.as_json()) for the key, in
--- one transaction: upsert the emission, update risk_items.metadata.integration (not for
--- MAIL_PROVIDER, which issues no policy), enqueue the chat notice (FAILED, ABANDONED) and the
--- delayed /retry (FAILED), give the key's claim back. Returns integrations.emission_json.
-CREATE FUNCTION integrations.record_emission(risk_item_id bigint, provider text, event text,
-                                             outcome jsonb, options jsonb DEFAULT '{}') RETURNS jsonb
+-- one transaction: upsert the emission (error_history: code, cleaned message, HTTP status,
+-- masked request payload), update risk_items.metadata.integration for the sales dispatch,
+-- enqueue the chat notice (FAILED, ABANDONED) and the delayed /retry (FAILED), give the
+-- key's claim back. Returns integrations.emission_json.
+CREATE OR REPLACE FUNCTION integrations.record_emission(risk_item_id bigint, provider text, event text,
+                                                        outcome jsonb, options jsonb DEFAULT '{}') RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _max integer := coalesce((options ->> 'maxAttempts')::integer, 8);
@@ -51,10 +63,12 @@ DECLARE
   _old insurance.integration_emissions;
   _em insurance.integration_emissions;
   _ok boolean := outcome ->> 'status' = 'SUCCESS';
+  _retryable boolean := coalesce((outcome ->> 'retryable')::boolean, false);
   _attempts integer;
   _status text;
   _next timestamptz;
   _error jsonb;
+  _payload jsonb := outcome -> 'requestPayload';
   _uid uuid;
 BEGIN
   SELECT * INTO _old FROM insurance.integration_emissions e
@@ -75,11 +89,16 @@ BEGIN
   IF _ok THEN
     _status := 'SUCCESS';
   ELSE
+    IF pg_catalog.octet_length(_payload::text) > 3000 THEN
+      _payload := pg_catalog.jsonb_build_object('truncated', true, 'bytes', pg_catalog.octet_length(_payload::text));
+    END IF;
     _error := pg_catalog.jsonb_build_object(
-      'at', pg_catalog.now(), 'attempt', _attempts, 'code', coalesce(outcome ->> 'code', 'UNKNOWN'),
-      'message', coalesce(outcome ->> 'message', ''), 'httpStatus', (outcome ->> 'httpStatus')::integer,
-      'retryable', coalesce((outcome ->> 'retryable')::boolean, false));
-    IF coalesce((outcome ->> 'retryable')::boolean, false) AND _attempts < _max THEN
+      'at', pg_catalog.now(), 'attempt', _attempts,
+      'code', integrations._clean_text(coalesce(outcome ->> 'code', 'UNKNOWN'), 64),
+      'message', integrations._clean_text(coalesce(outcome ->> 'message', ''), 2000),
+      'httpStatus', (outcome ->> 'httpStatus')::integer, 'retryable', _retryable,
+      'requestPayload', _payload);
+    IF _retryable AND _attempts < _max THEN
       _status := 'FAILED';
       _next := pg_catalog.now() + integrations.retry_delay(_attempts, _base, _cap,
                                                            (outcome ->> 'retryAfter')::numeric);
@@ -104,12 +123,22 @@ BEGIN
          attempts = excluded.attempts
   RETURNING * INTO _em;
 
-  UPDATE insurance.risk_items r
-     SET metadata = pg_catalog.jsonb_set(r.metadata, '{integration}', pg_catalog.jsonb_build_object(
-           'state', _status, 'externalId', _em.external_id, 'emissionId', _em.id, 'provider', provider,
-           'event', event, 'error', _error, 'updatedAt', pg_catalog.now()))
-   WHERE r.id = record_emission.risk_item_id AND provider <> 'MAIL_PROVIDER'
-  RETURNING r.uid INTO _uid;
+  -- The specification's metadata.integration tells the sales dispatch; holders and partners
+  -- read it, so its error is a code and a generic message.
+  IF event = 'SALES_DISPATCH' THEN
+    UPDATE insurance.risk_items r
+       SET metadata = pg_catalog.jsonb_set(r.metadata, '{integration}', pg_catalog.jsonb_build_object(
+             'state', _status, 'externalId', _em.external_id, 'emissionId', _em.id, 'provider', provider,
+             'event', event, 'updatedAt', pg_catalog.now(),
+             'error', CASE WHEN _error IS NOT NULL THEN pg_catalog.jsonb_build_object(
+                        'code', _error -> 'code', 'httpStatus', _error -> 'httpStatus',
+                        'retryable', _retryable, 'at', _error -> 'at',
+                        'message', CASE WHEN _status = 'FAILED'
+                                        THEN 'The insurer could not take the policy yet; it will be retried.'
+                                        ELSE 'The insurer did not take the policy.' END) END))
+     WHERE r.id = record_emission.risk_item_id
+    RETURNING r.uid INTO _uid;
+  END IF;
 
   IF _status = 'FAILED' THEN
     PERFORM outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', _em.id),
@@ -120,41 +149,74 @@ BEGIN
       SELECT r.uid INTO _uid FROM insurance.risk_items r WHERE r.id = record_emission.risk_item_id;
     END IF;
     PERFORM outbox.http_post(_chat, integrations.chat_message(provider, event, _uid, _status,
-                                                              _error ->> 'code', _error ->> 'message',
+                                                              _error ->> 'code', pg_catalog.left(_error ->> 'message', 300),
                                                               _attempts, _max, _next), '{}', NULL);
   END IF;
   RETURN integrations.emission_json(_em);
 END
 $$;
-GRANT EXECUTE ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb)
-   TO insurance_service, insurance_app;
 
--- record_batch: record_emission for each outcome, in one transaction, answers in order.
+-- record_batch: record_emission for each outcome, answers in order.
 -- outcomes: [{"riskItemId", "provider", "event", "outcome": OrchestratorResult.as_json()}]
+-- The whole batch is tried at once (one subtransaction, the common case); when any outcome
+-- fails to store, each is recorded in its own subtransaction, and one that still fails is
+-- recorded as a retryable FAILED with code OUTCOME_UNRECORDABLE (or, when even that cannot
+-- be stored, answered FAILED with its claim given back).
+DROP FUNCTION integrations.record_batch(jsonb, jsonb);
 CREATE FUNCTION integrations.record_batch(outcomes jsonb, options jsonb DEFAULT '{}') RETURNS jsonb
-LANGUAGE sql SET search_path = '' AS $$
-  SELECT coalesce(pg_catalog.jsonb_agg(
-           integrations.record_emission((o ->> 'riskItemId')::bigint, o ->> 'provider', o ->> 'event',
-                                        o -> 'outcome', options) ORDER BY n), '[]')
-    FROM pg_catalog.jsonb_array_elements(outcomes) WITH ORDINALITY AS x(o, n)
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _out jsonb := '[]';
+  _o jsonb;
+  _one jsonb;
+  _state text;
+  _unrecordable jsonb;
+BEGIN
+  BEGIN
+    SELECT coalesce(pg_catalog.jsonb_agg(
+             integrations.record_emission((o ->> 'riskItemId')::bigint, o ->> 'provider', o ->> 'event',
+                                          o -> 'outcome', options) ORDER BY n), '[]')
+      INTO _out
+      FROM pg_catalog.jsonb_array_elements(outcomes) WITH ORDINALITY AS x(o, n);
+    RETURN _out;
+  EXCEPTION WHEN OTHERS THEN
+    _out := '[]';
+  END;
+  FOR _o IN SELECT o FROM pg_catalog.jsonb_array_elements(outcomes) WITH ORDINALITY AS x(o, n) ORDER BY n LOOP
+    BEGIN
+      _one := integrations.record_emission((_o ->> 'riskItemId')::bigint, _o ->> 'provider', _o ->> 'event',
+                                           _o -> 'outcome', options);
+    EXCEPTION WHEN OTHERS THEN
+      GET STACKED DIAGNOSTICS _state = RETURNED_SQLSTATE;
+      _unrecordable := pg_catalog.jsonb_build_object(
+        'status', 'FAILED', 'code', 'OUTCOME_UNRECORDABLE', 'retryable', true,
+        'message', 'the outcome could not be stored (SQLSTATE ' || _state || ')');
+      BEGIN
+        _one := integrations.record_emission((_o ->> 'riskItemId')::bigint, _o ->> 'provider', _o ->> 'event',
+                                             _unrecordable, options);
+      EXCEPTION WHEN OTHERS THEN
+        BEGIN
+          DELETE FROM insurance.emission_claims c
+           WHERE c.risk_item_id = (_o ->> 'riskItemId')::bigint AND c.provider = _o ->> 'provider'
+             AND c.event = _o ->> 'event';
+        EXCEPTION WHEN OTHERS THEN
+          NULL;  -- a key that is not even a key: there is no claim to give back
+        END;
+        _one := pg_catalog.jsonb_build_object(
+          'emissionId', NULL, 'riskItemId', _o -> 'riskItemId', 'provider', _o -> 'provider',
+          'event', _o -> 'event', 'status', 'FAILED', 'externalId', NULL, 'attempts', NULL,
+          'nextRetryAt', NULL, 'error', _unrecordable - 'status');
+      END;
+    END;
+    _out := _out || pg_catalog.jsonb_build_array(_one);
+  END LOOP;
+  RETURN _out;
+END
 $$;
 GRANT EXECUTE ON FUNCTION integrations.record_batch(jsonb, jsonb) TO insurance_service, insurance_app;
 
--- retry_pending: whether a /retry of the emission waits in the outbox.
-CREATE FUNCTION integrations.retry_pending(emission_id bigint) RETURNS boolean
-LANGUAGE sql STABLE SET search_path = '' AS $$
-  SELECT EXISTS (SELECT FROM outbox.http_requests o
-                  WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
-                    AND (o.body ->> 'emissionId')::bigint = emission_id
-                    AND o.url = '/api/integrations/retry')
-$$;
-
--- retry_from_backoffice: the dashboard's retry of emissions. A FAILED or ABANDONED emission
--- becomes FAILED and due now (an ABANDONED one restarts with attempts = 0) and gets the same
--- outbox /retry call as an automatic retry (unless one is already pending); SUCCESS is left
--- alone. Returns [{id, status, queued}] in the order given; an unknown id raises PT404
--- NOT_FOUND and changes nothing. Runs as the owner: the dashboard role may not write emissions.
-CREATE FUNCTION integrations.retry_from_backoffice(emission_ids bigint[]) RETURNS jsonb
+-- retry_from_backoffice: as in @v1.0, guarded: only the dashboard role may call it.
+CREATE OR REPLACE FUNCTION integrations.retry_from_backoffice(emission_ids bigint[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _id bigint;
@@ -162,6 +224,7 @@ DECLARE
   _queued boolean;
   _out jsonb := '[]';
 BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
   FOREACH _id IN ARRAY coalesce(emission_ids, '{}') LOOP
     SELECT * INTO _em FROM insurance.integration_emissions e WHERE e.id = _id FOR UPDATE;
     IF NOT FOUND THEN
@@ -192,7 +255,5 @@ BEGIN
   RETURN _out;
 END
 $$;
-REVOKE ALL ON FUNCTION integrations.retry_from_backoffice(bigint[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.retry_from_backoffice(bigint[]) TO insurance_dashboard, insurance_app;
 
 COMMIT;

@@ -1,18 +1,15 @@
 -- Deploy insurance:retry_sweep_job to pg
--- requires: emission_state_machine
--- requires: dispatch_triggers
--- The minute sweep (pg_cron): enqueue a /retry for each due FAILED emission that has no
--- pending outbox row (the delayed call was lost or is late), free expired outbox leases and
--- emission claims, and purge outbox rows delivered more than a week ago.
--- pg_cron lives in the cluster's cron.database_name; the job is registered there with
--- cron.schedule_in_database through dblink, only when pg_cron is installed (a NOTICE says
--- what happened), so that this change deploys where pg_cron is absent.
+-- requires: retry_sweep_job@v1.0
+-- requires: outbox_functions
+-- requires: entry_point_roles
+-- The sweep never resurrects a dead outbox row, and checks the switched role. The pg_cron
+-- job registered by @v1.0 calls the function by name and stays as it is.
 BEGIN;
-CREATE EXTENSION IF NOT EXISTS dblink;
 SET LOCAL ROLE insurance_owner;
 
--- sweep: one pass; returns {"retriesQueued", "leasesFreed", "claimsFreed", "purged"}.
-CREATE FUNCTION integrations.sweep() RETURNS jsonb
+-- sweep: one pass (a dead outbox row counts as pending and is never touched: an operator
+-- retries it); returns {"retriesQueued", "leasesFreed", "claimsFreed", "purged"}.
+CREATE OR REPLACE FUNCTION integrations.sweep() RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _queued integer;
@@ -20,6 +17,7 @@ DECLARE
   _claims integer;
   _purged integer;
 BEGIN
+  PERFORM insurance.require_role('insurance_service');
   SELECT count(outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', e.id),
                                 '{}', NULL))
     INTO _queued
@@ -27,7 +25,7 @@ BEGIN
    WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
      AND NOT integrations.retry_pending(e.id);
   UPDATE outbox.http_requests o SET lease_until = NULL, leased_by = NULL
-   WHERE o.delivered_at IS NULL AND o.lease_until < pg_catalog.now();
+   WHERE o.delivered_at IS NULL AND o.dead_at IS NULL AND o.lease_until < pg_catalog.now();
   GET DIAGNOSTICS _leases = ROW_COUNT;
   DELETE FROM insurance.emission_claims c WHERE c.lease_until < pg_catalog.now();
   GET DIAGNOSTICS _claims = ROW_COUNT;
@@ -37,39 +35,4 @@ BEGIN
                                        'claimsFreed', _claims, 'purged', _purged);
 END
 $$;
-REVOKE ALL ON FUNCTION integrations.sweep() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.sweep() TO insurance_service, insurance_app;
-
-RESET ROLE;
-DO $$
-DECLARE
-  _cron_db text := current_setting('cron.database_name', true);
-  _conn text;
-  _job text := 'insurance-retry-sweep-' || current_database();
-  _id bigint;
-BEGIN
-  IF _cron_db IS NULL THEN
-    RAISE NOTICE 'retry sweep not scheduled: pg_cron is not loaded in this cluster';
-    RETURN;
-  END IF;
-  _conn := format('host=%s port=%s dbname=%s user=%s',
-                  split_part(current_setting('unix_socket_directories'), ',', 1),
-                  current_setting('port'), _cron_db, current_user);
-  IF NOT EXISTS (SELECT FROM public.dblink(_conn, 'SELECT 1 FROM pg_extension WHERE extname = ''pg_cron''')
-                              AS t(x int)) THEN
-    RAISE NOTICE 'retry sweep not scheduled: pg_cron is not installed in database %', _cron_db;
-    RETURN;
-  END IF;
-  SELECT j INTO _id FROM public.dblink(_conn, format(
-    'SELECT cron.schedule_in_database(%L, %L, %L, %L)',
-    _job, '* * * * *', 'SELECT integrations.sweep()', current_database())) AS t(j bigint);
-  RAISE NOTICE 'retry sweep scheduled: pg_cron job % (%) in database %, every minute', _id, _job, _cron_db;
-EXCEPTION WHEN OTHERS THEN
-  -- e.g. a migrating role that dblink may not connect as: say so, deploy anyway.
-  RAISE NOTICE '%', format('retry sweep not scheduled: %s (schedule it in the cron database: '
-                           'SELECT cron.schedule_in_database(%L, %L, %L, %L))',
-                           SQLERRM, _job, '* * * * *', 'SELECT integrations.sweep()', current_database());
-END
-$$;
-
 COMMIT;

@@ -1,26 +1,31 @@
--- Revert insurance:retry_sweep_job from pg
+-- Revert insurance:retry_sweep_job from pg (back to @v1.0)
 BEGIN;
-DO $$
+SET LOCAL ROLE insurance_owner;
+
+-- sweep: one pass; returns {"retriesQueued", "leasesFreed", "claimsFreed", "purged"}.
+CREATE OR REPLACE FUNCTION integrations.sweep() RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
-  _cron_db text := current_setting('cron.database_name', true);
-  _conn text;
+  _queued integer;
+  _leases integer;
+  _claims integer;
+  _purged integer;
 BEGIN
-  IF _cron_db IS NULL THEN
-    RETURN;
-  END IF;
-  _conn := format('host=%s port=%s dbname=%s user=%s',
-                  split_part(current_setting('unix_socket_directories'), ',', 1),
-                  current_setting('port'), _cron_db, current_user);
-  IF EXISTS (SELECT FROM public.dblink(_conn, 'SELECT 1 FROM pg_extension WHERE extname = ''pg_cron''')
-                           AS t(x int)) THEN
-    PERFORM FROM public.dblink(_conn, format('SELECT count(cron.unschedule(jobid)) FROM cron.job WHERE jobname = %L',
-                                             'insurance-retry-sweep-' || current_database())) AS t(n bigint);
-    RAISE NOTICE 'retry sweep unscheduled';
-  END IF;
-EXCEPTION WHEN OTHERS THEN
-  RAISE NOTICE 'retry sweep not unscheduled: %', SQLERRM;
+  SELECT count(outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', e.id),
+                                '{}', NULL))
+    INTO _queued
+    FROM insurance.integration_emissions e
+   WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
+     AND NOT integrations.retry_pending(e.id);
+  UPDATE outbox.http_requests o SET lease_until = NULL, leased_by = NULL
+   WHERE o.delivered_at IS NULL AND o.lease_until < pg_catalog.now();
+  GET DIAGNOSTICS _leases = ROW_COUNT;
+  DELETE FROM insurance.emission_claims c WHERE c.lease_until < pg_catalog.now();
+  GET DIAGNOSTICS _claims = ROW_COUNT;
+  DELETE FROM outbox.http_requests o WHERE o.delivered_at < pg_catalog.now() - interval '7 days';
+  GET DIAGNOSTICS _purged = ROW_COUNT;
+  RETURN pg_catalog.jsonb_build_object('retriesQueued', _queued, 'leasesFreed', _leases,
+                                       'claimsFreed', _claims, 'purged', _purged);
 END
 $$;
-DROP FUNCTION integrations.sweep();
-DROP EXTENSION IF EXISTS dblink;
 COMMIT;

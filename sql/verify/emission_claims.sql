@@ -7,5 +7,7 @@ BEGIN
   ASSERT has_function_privilege('insurance_service', 'integrations.begin_emission_retry(bigint, text, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_service', 'integrations.begin_batch(jsonb, text, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_holder', 'integrations.begin_post_sales_emission(bigint, text, integer)', 'EXECUTE');
+  ASSERT pg_catalog.pg_get_functiondef('integrations.begin_post_sales_emission(bigint, text, integer)'::regprocedure)
+         LIKE '%require_role%';
 END
 $$;

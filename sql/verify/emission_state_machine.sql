@@ -8,3 +8,10 @@ BEGIN
   ASSERT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE policyname = 'risk_items_update_service');
 END
 $$;
+DO $$
+BEGIN
+  ASSERT integrations._clean_text(E'a\x01b\x1fc', 10) = 'abc';
+  ASSERT integrations.retry_delay(1, 1, 2, 1e13) <= interval '2 seconds';
+  ASSERT pg_catalog.pg_get_functiondef('integrations.retry_from_backoffice(bigint[])'::regprocedure) LIKE '%require_role%';
+END
+$$;

@@ -8,5 +8,10 @@ BEGIN
   ASSERT has_function_privilege('insurance_channel', 'gateway.create_risk_item(integer, jsonb)', 'EXECUTE');
   ASSERT NOT has_function_privilege('insurance_holder', 'gateway.create_risk_item(integer, jsonb)', 'EXECUTE'),
          'holders may not create gateway risk items';
+  -- The rules come from the table: a name of 201 characters breaks beneficiaries_name_check.
+  ASSERT gateway._broken_rules('insurance.beneficiaries', jsonb_build_object('name', repeat('x', 201)))
+         -> 0 ->> 'column' = 'name';
+  ASSERT gateway._shape_problems('{"a": 1}', '', '{"b": "string"}', '{b}') = 
+         '[{"field": "a", "message": "unknown field"}, {"field": "b", "message": "is required"}]';
 END
 $$;

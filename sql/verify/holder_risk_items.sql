@@ -2,8 +2,10 @@
 DO $$
 BEGIN
   ASSERT has_function_privilege('insurance_holder', 'postsales.my_risk_items()', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_app', 'postsales.update_risk_item(bigint, jsonb)', 'EXECUTE');
-  ASSERT NOT has_function_privilege('insurance_anon', 'postsales.risk_item(bigint)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_app', 'postsales.update_risk_item(bigint, uuid, jsonb)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_holder', 'postsales.risk_item_variants(bigint, uuid)', 'EXECUTE');
+  ASSERT NOT has_function_privilege('insurance_anon', 'postsales.risk_item(bigint, uuid)', 'EXECUTE');
+  ASSERT to_regprocedure('postsales.risk_item(bigint)') IS NULL, 'the @v1.0 signature is gone';
   ASSERT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgname = 'beneficiaries_check_shares'
                    AND tgrelid = 'insurance.beneficiaries'::regclass), 'shares trigger missing';
 END

@@ -120,8 +120,55 @@ async def test_sync_beneficiaries_without_a_post_sales_provider_is_skipped(clien
     item = make_risk_item()
     resp = await mutate(client, session, "syncBeneficiaries", {"riskItemId": item["id"]})
     assert resp.status_code == 200
-    assert resp.json["result"]["data"] == {"riskItemId": item["id"], "provider": None, "event": "BENEFICIARIES_SYNC",
-                                           "status": "SKIPPED", "emissionId": None, "externalId": None,
-                                           "error": None}
+    assert resp.json["result"]["data"] == {"riskItemId": item["id"], "riskItemUid": str(item["uid"]),
+                                           "provider": None, "event": "BENEFICIARIES_SYNC", "status": "SKIPPED",
+                                           "emissionId": None, "externalId": None, "attempts": None,
+                                           "nextRetryAt": None, "error": None}
     assert admin.execute("SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = %s",
                          (item["id"],)).fetchone()["n"] == 0
+
+
+async def test_retry_emissions_writes_an_audit_row_with_the_session_user(client, session, make_risk_item,
+                                                                          make_emission, admin):
+    item = make_risk_item()
+    abandoned = make_emission(item["id"], status="ABANDONED")
+    resp = await mutate(client, session, "retryEmissions", {"emissionIds": [abandoned["id"]]})
+    assert resp.status_code == 200, resp.text
+    assert resp.json["result"]["data"] == [{"id": abandoned["id"], "status": "FAILED", "queued": True}]
+    row = admin.execute("SELECT * FROM insurance.audit_log WHERE action = 'emissions.retry' AND targets = %s",
+                        (json.dumps([abandoned["id"]]),)).fetchone()
+    assert row["actor"] == f"dashboard:{session['email']}" and row["result"] == "ok"
+    assert row["details"]["via"] == "trpc"
+
+
+async def test_list_filters_by_event(client, session, make_risk_item, make_emission):
+    item = make_risk_item()
+    make_emission(item["id"], event="POLICY_CREATED")
+    wanted = make_emission(item["id"], event="SALES_DISPATCH")
+    resp = await query(client, session, "list", {"event": "SALES_DISPATCH", "limit": 100})
+    ids = [e["id"] for e in resp.json["result"]["data"]["items"]]
+    assert wanted["id"] in ids and all(e["event"] == "SALES_DISPATCH" for e in resp.json["result"]["data"]["items"])
+
+
+async def test_sync_beneficiaries_takes_the_uid_and_is_audited_as_the_session(client, session, make_risk_item,
+                                                                               admin):
+    item = make_risk_item()
+    resp = await mutate(client, session, "syncBeneficiaries", {"riskItemUid": str(item["uid"])})
+    assert resp.status_code == 200 and resp.json["result"]["data"]["riskItemId"] == item["id"]
+    audit = admin.execute("SELECT actor, targets, result FROM insurance.audit_log WHERE action = 'emissions.sync' "
+                          "ORDER BY id DESC LIMIT 1").fetchone()
+    assert audit == {"actor": f"dashboard:{session['email']}", "targets": [str(item["uid"])], "result": "ok"}
+
+
+async def test_by_risk_item_takes_the_uid_as_well_as_the_id(client, session, make_risk_item, make_emission):
+    item, other = make_risk_item(), make_risk_item()
+    make_emission(item["id"])
+    by_uid = await query(client, session, "byRiskItem", {"riskItemUid": str(item["uid"])})
+    assert by_uid.status_code == 200
+    data = by_uid.json["result"]["data"]
+    assert (data["riskItem"]["id"], data["riskItem"]["uid"]) == (item["id"], str(item["uid"]))
+    assert len(data["emissions"]) == 1
+    both = await query(client, session, "byRiskItem", {"riskItemId": item["id"], "riskItemUid": str(other["uid"])})
+    assert both.status_code == 404, "an id and a uid of two items name nothing"
+    for value in ({}, {"riskItemUid": "not-a-uuid"}):
+        assert (await query(client, session, "byRiskItem", value)).status_code == 400

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from app.gateway.commands import BRANCHES
+from app.gateway import BRANCHES
 from tests.conftest import unique
 
 
@@ -23,7 +23,7 @@ def bearer(token: str) -> dict[str, str]:
 @pytest.fixture
 def make_channel(admin):
     """A channel row as `channels create` makes it; returns {id, name, key}."""
-    def make(branches: tuple[str, ...] = BRANCHES, ia_keys: dict | None = None,
+    def make(branches: tuple[str, ...] = tuple(BRANCHES), ia_keys: dict | None = None,
              integration_payload: dict | None = None, active: bool = True) -> dict[str, Any]:
         key = "ik_" + secrets.token_urlsafe(32)
         row = admin.execute(

@@ -9,9 +9,9 @@ import jwt
 import orjson
 import pytest
 
-from app.app import GATEWAY_BRANCHES, create_app
+from app.app import create_app
 from app.config import Config
-from app.gateway.commands import BRANCHES
+from app.gateway import BRANCHES
 from tests.conftest import TEST_SECRETS, child_environ
 from tests.gateway.conftest import api, bearer
 
@@ -44,7 +44,7 @@ async def test_authorize_issues_a_token_of_the_branch(client, make_channel, bran
     assert resp.json["success"] is True
     data = resp.json["data"]
     assert data["token_type"] == "Bearer" and data["expires_in"] == 3600
-    claims = jwt.decode(data["access_token"], TEST_SECRETS[GATEWAY_BRANCHES[branch]], algorithms=["HS256"],
+    claims = jwt.decode(data["access_token"], TEST_SECRETS[BRANCHES[branch]], algorithms=["HS256"],
                         audience=f"gateway/{branch}")
     assert claims["sub"] == channel["id"]
     assert claims["exp"] - claims["iat"] == 3600

@@ -44,8 +44,9 @@ async def test_create_then_read(client, admin, make_package, channel_token, bran
     assert item["insured_subject"] == body["insured_subject"]
     assert [(b["name"], b["email"], b["isHolder"], b["share"]) for b in item["beneficiaries"]] == [
         ("Grace Hopper", "grace@example.com", True, 60), ("Ada", None, False, 40)]
-    row = admin.execute("SELECT channel_id FROM insurance.risk_items WHERE uid = %s", (item["uid"],)).fetchone()
+    row = admin.execute("SELECT id, channel_id FROM insurance.risk_items WHERE uid = %s", (item["uid"],)).fetchone()
     assert str(row["channel_id"]) == channel["id"]
+    assert item["id"] == row["id"], "the answer carries the item's id beside its uid"
 
     resp = await client.simulate_get(api(branch, f"risk-items/{item['uid']}"), headers=bearer(tokens[branch]))
     assert resp.status_code == 200 and resp.json["data"] == item
@@ -115,11 +116,14 @@ async def test_window_defaults_and_limits(client, authorize, channel_with_items)
     data = (await window(policyId="P-042")).json["data"]
     assert [i["policy_uid"] for i in data["items"]] == ["P-042"] and data["total"] == 1
 
-    for bad in ({"from": 0, "to": 100}, {"from": 10, "to": 9}, {"from": -1}, {"from": "x"},
-                {"to": "1.5"}, {"from": 60, "to": 10}):
+    for bad in ({"from": 0, "to": 100}, {"from": 10, "to": 9}, {"from": -1}, {"from": 60, "to": 10}):
         resp = await window(**bad)
         assert resp.status_code == 400, bad
         assert resp.json["error"]["code"] == "INVALID_WINDOW", bad
+    for bad, field in (({"from": "x"}, "from"), ({"to": "1.5"}, "to")):  # not an integer: the core's code
+        resp = await window(**bad)
+        assert resp.status_code == 400, bad
+        assert resp.json["error"]["code"] == "VALIDATION_ERROR" and resp.json["error"]["details"][0]["field"] == field
     resp = await window(policyId="x" * 101)
     assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"
 
@@ -145,7 +149,7 @@ async def test_v2_keyset_pages(client, authorize, channel_with_items):
     assert [i["policy_uid"] for i in resp.json["data"]["items"]] == ["P-118", "P-119"]
 
     for params, code in (({"limit": "0"}, "INVALID_PAGINATION"), ({"limit": "101"}, "INVALID_PAGINATION"),
-                         ({"limit": "ten"}, "INVALID_PAGINATION"), ({"limit": "5", "from": "0"}, "INVALID_PAGINATION"),
+                         ({"limit": "ten"}, "VALIDATION_ERROR"), ({"limit": "5", "from": "0"}, "INVALID_PAGINATION"),
                          ({"cursor": "!!"}, "INVALID_CURSOR"), ({"cursor": "AAAA"}, "INVALID_CURSOR")):
         resp = await client.simulate_get(api("v2", "risk-items"), headers=bearer(token), params=params)
         assert resp.status_code == 400, params

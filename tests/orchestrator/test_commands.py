@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import orjson
 
-from app.sandbox import credentials
 from tests.test_cli import cli
 
 
@@ -57,11 +56,3 @@ def test_bad_arguments_exit_2():
                  ["set", "9BAD", "--auth-config", "{}"], ["sandbox", "configure", "ftp://x"]):
         done = cli(*args) if args[0] == "sandbox" else cli("integrations", *args)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, args
-
-
-def test_sandbox_configure_points_every_provider_at_it(admin, sandbox):
-    done = cli("sandbox", "configure", sandbox + "/")
-    assert done.returncode == 0, done.stderr
-    rows = admin.execute("SELECT slug, auth_config FROM insurance.integrations "
-                         "WHERE slug IN ('PROVIDER_A', 'PROVIDER_B', 'MAIL_PROVIDER')").fetchall()
-    assert {r["slug"]: r["auth_config"] for r in rows} == credentials.auth_configs(sandbox)

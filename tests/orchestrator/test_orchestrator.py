@@ -167,6 +167,56 @@ async def test_429_carries_retry_after(item_of, orchestrator, sbx):
         contract.PROVIDER_UNAVAILABLE, True, 429, 7.0)
 
 
+@pytest.mark.parametrize("retry_after, expected", [
+    (10_000_000_000_000, 6 * 3600.0),                    # absurd: clamped to INTEGRATION_RETRY_CAP_SECONDS
+    ("Wed, 21 Oct 2099 07:28:00 GMT", 6 * 3600.0),       # an HTTP-date decades away: clamped too
+    ("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),              # in the past: no wait
+    ("soon", None),                                      # unreadable: ignored
+])
+async def test_retry_after_is_read_and_clamped_to_the_cap(retry_after, expected, item_of, orchestrator, sbx):
+    item = await item_of("travel")
+    sbx.fault(provider="PROVIDER_A", status=503, retryAfter=retry_after)
+    result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key())
+    assert (result.code, result.retry_after) == (contract.PROVIDER_UNAVAILABLE, expected)
+
+
+async def test_provider_text_is_cleaned_and_cut(item_of, orchestrator, sbx):
+    item = await item_of("travel")
+    sbx.fault(provider="PROVIDER_A", status=500, body="<html>\u0000\u0007" + "é" * 5000 + "</html>")
+    result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key())
+    assert (result.code, result.http_status, result.retryable) == (contract.PROVIDER_UNAVAILABLE, 500, True)
+    assert "\x00" not in result.message and "\x07" not in result.message
+    assert "<html>éé" in result.message and len(result.message) < 400
+
+
+@pytest.mark.parametrize("body", ["<html>not json</html>", "x" * (3 * 1024 * 1024)])
+async def test_a_success_we_cannot_read_or_too_big_is_malformed(body, item_of, orchestrator, sbx):
+    item = await item_of("travel")
+    sbx.fault(provider="PROVIDER_A", status=201, body=body)
+    result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key())
+    assert (result.code, result.retryable, result.http_status) == (contract.MALFORMED_RESPONSE, True, 201)
+    assert len(result.message) < 300
+
+
+async def test_a_trickling_answer_ends_at_the_total_deadline(item_of, orchestrator, sbx):
+    """Each byte comes well within the read timeout; only the total deadline ends the call."""
+    item = await item_of("travel")
+    sbx.fault(provider="PROVIDER_A", trickle=5)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key(), deadline=started + 1.0)
+    assert loop.time() - started < 1.5
+    assert (result.code, result.retryable) == (contract.PROVIDER_TIMEOUT, True)
+    assert result.request_payload["headers"]["X-Api-Key"] == "***", "the masked request is kept for operators"
+
+
+async def test_a_connection_reset_is_retryable(item_of, orchestrator, sbx):
+    item = await item_of("travel")
+    sbx.fault(provider="PROVIDER_A", reset=True)
+    result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key())
+    assert (result.code, result.retryable) == (contract.PROVIDER_UNREACHABLE, True)
+
+
 async def test_a_payload_the_provider_refuses_is_not_retryable(item_of, orchestrator, sbx):
     item = await item_of("travel", insured_subject={"name": "Ada", "email": "not-an-email"})
     result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key())

@@ -1,7 +1,7 @@
 -- Gateway functions: authorize's refusals and context, admission (active channel, rate
 -- limit counted in the database), and the risk-item functions' domain errors.
 BEGIN;
-SELECT plan(19);
+SELECT plan(22);
 
 INSERT INTO insurance.channels (id, name, branches, api_key_hash, ia_keys, integration_payload) VALUES
   ('cccccccc-0000-4000-8000-000000000001', 'C', '{v1,ia/v1,integrations/v2}', public.digest('key-c', 'sha256'),
@@ -51,13 +51,37 @@ SELECT is((gateway.admit(2)).rate_remaining, 1, 'a new minute starts a new count
 SELECT is(((gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-1", "variant": "home",
             "insured_subject": {"n": 1}, "beneficiaries": [{"name": "H", "email": "H@X.IO", "isHolder": true}]}'
           )).data::jsonb -> 'beneficiaries' -> 0 ->> 'email'), 'h@x.io', 'create: e-mails are stored lower case');
-SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-1", "variant": "travel"}')$$,
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-1", "variant": "travel", "insured_subject": {}}')$$,
                  'PT409', 'this policy exists already in the package', 'the same policy twice in a package');
-SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "no-pkg", "policy_uid": "FN-2", "variant": "travel"}')$$,
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "no-pkg", "policy_uid": "FN-2", "variant": "travel", "insured_subject": {}}')$$,
                  'PT422', 'unknown package', 'an unknown package');
-SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-2", "variant": "health"}')$$,
+SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-2", "variant": "health", "insured_subject": {}}')$$,
                  'PT422', 'the package does not sell this variant', 'a variant the package does not sell');
 SELECT is((gateway.list_risk_items(0, 0, 49, 'FN-1')).data::jsonb -> 'total', '1'::jsonb, 'list: the total count');
+
+-- create: every broken rule at once, per field; the beneficiaries' rules are the table's own
+CREATE FUNCTION pg_temp.create_problems(_item jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM gateway.create_risk_item(0, _item);
+  RETURN NULL;
+EXCEPTION WHEN SQLSTATE 'PT400' THEN
+  DECLARE _hint text; BEGIN GET STACKED DIAGNOSTICS _hint = PG_EXCEPTION_HINT; RETURN _hint::jsonb; END;
+END
+$$;
+SELECT is((SELECT jsonb_agg(p ->> 'field' ORDER BY p ->> 'field') FROM jsonb_array_elements(pg_temp.create_problems(
+           '{"package_uid": 1, "variant": "home", "extra": true, "beneficiaries": [{"name": "A", "isHolder": "y"}, 3]}')) p),
+          '["beneficiaries[0].isHolder", "beneficiaries[1]", "extra", "insured_subject", "package_uid", "policy_uid"]',
+          'create: the body''s shape, every field at once');
+SELECT is((SELECT jsonb_agg(p ->> 'field' ORDER BY p ->> 'field') FROM jsonb_array_elements(pg_temp.create_problems(
+           '{"package_uid": "fn-pkg", "policy_uid": "FN-3", "variant": "home", "insured_subject": {},
+             "beneficiaries": [{"name": "", "email": "not-an-e-mail", "document": "ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"},
+                               {"name": "H", "isHolder": true, "share": 101}]}')) p),
+          '["beneficiaries[0].document", "beneficiaries[0].email", "beneficiaries[0].name", "beneficiaries[1].email", "beneficiaries[1].isHolder", "beneficiaries[1].share"]',
+          'create: each rule of insurance.beneficiaries that a beneficiary breaks');
+SELECT is((SELECT p ->> 'message' FROM jsonb_array_elements(pg_temp.create_problems(
+           '{"package_uid": "fn-pkg", "policy_uid": "FN-3", "variant": "home", "insured_subject": {},
+             "beneficiaries": [{"name": "A", "email": "A@b"}]}')) p),
+          'must be an e-mail address', 'create: the message is the constraint''s comment');
 
 -- a revoked channel's calls stop at once
 RESET ROLE;

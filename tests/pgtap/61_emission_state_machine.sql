@@ -66,7 +66,8 @@ SELECT is(integrations.record_emission(pg_temp.item('pol-2'), 'PROVIDER_A', 'SAL
 SELECT ok((SELECT next_retry_at BETWEEN now() + interval '30 seconds' AND now() + interval '60 seconds' AND attempts = 1
              FROM pg_temp.em('pol-2')), 'FAILED: attempt 1, next retry within [base/2, base]');
 SELECT is((SELECT (error_history -> 0) - 'at'::text FROM pg_temp.em('pol-2')),
-          '{"code": "PROVIDER_UNAVAILABLE", "message": "it broke", "attempt": 1, "httpStatus": 503, "retryable": true}'::jsonb,
+          '{"code": "PROVIDER_UNAVAILABLE", "message": "it broke", "attempt": 1, "httpStatus": 503, "retryable": true,
+            "requestPayload": null}'::jsonb,
           'error_history records code, message, HTTP status and attempt');
 SELECT is((SELECT deliver_after FROM outbox.http_requests WHERE url = '/api/integrations/retry'
               AND body = jsonb_build_object('emissionId', (pg_temp.em('pol-2')).id)),

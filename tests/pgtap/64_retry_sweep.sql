@@ -62,7 +62,7 @@ SELECT is((SELECT x FROM dblink(format('host=%s port=%s dbname=%s user=%s',
                                        current_setting('port'), current_setting('cron.database_name'), current_user),
                                 format('SELECT schedule || '' '' || command || '' '' || database FROM cron.job WHERE jobname = %L',
                                        'insurance-retry-sweep-' || current_database())) AS j(x text)),
-          '* * * * * SELECT integrations.sweep() ' || current_database(),
+          '* * * * * SELECT integrations.run_sweep() ' || current_database(),
           'the sweep runs every minute in this database');
 
 SELECT * FROM finish();

@@ -79,12 +79,12 @@ SELECT throws_ok($$SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item
 SELECT set_config('request.jwt.claims', '{"sub": "1", "role": "dashboard"}', true);
 SELECT is((SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item)) #>> '{emissions,0,lastError,code}'),
           'PROVIDER_UNAVAILABLE', 'a session reads the emissions of an item, with the newest error');
-SELECT is((SELECT jsonb_array_length(dashboard.list_emissions(NULL, NULL, NULL, NULL, NULL, 100) -> 'items') >= 3), true,
+SELECT is((SELECT jsonb_array_length(dashboard.list_emissions(NULL, NULL, NULL, NULL, NULL, NULL, 100) -> 'items') >= 3), true,
           'and lists them');
-CREATE TEMP TABLE _page1 AS SELECT dashboard.list_emissions('{FAILED}', NULL, now(), NULL, NULL, 2) AS page;
+CREATE TEMP TABLE _page1 AS SELECT dashboard.list_emissions('{FAILED}', NULL, NULL, now(), NULL, NULL, 2) AS page;
 SELECT is((SELECT jsonb_array_length(page -> 'items') FROM _page1), 2, 'a page holds at most limit items');
 SELECT is((SELECT jsonb_array_length(p.page -> 'items') || '/' || coalesce(p.page ->> 'nextCursor', 'end')
-             FROM _page1, LATERAL (SELECT dashboard.list_emissions('{FAILED}', NULL, now(), NULL,
+             FROM _page1, LATERAL (SELECT dashboard.list_emissions('{FAILED}', NULL, NULL, now(), NULL,
                                                                    (_page1.page ->> 'nextCursor')::bigint, 2) AS page) p),
           '1/end', 'the next cursor gives the rest, and the last page has no cursor');
 RESET ROLE;

@@ -52,7 +52,7 @@ async def test_the_item_is_read_as_the_holder_never_from_the_body(ps_client, bea
 async def test_a_body_without_a_usable_reference_is_400(ps_client, bearer, holder_email, body, field):
     resp = await ps_client.simulate_post(PATH, json=body, headers=bearer(holder_email))
     assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"
-    assert resp.json["error"]["details"]["field"] == field
+    assert resp.json["error"]["details"][0]["field"] == field
 
 
 async def test_only_the_post_sales_token_is_accepted(ps_client, ps_services, make_risk_item, holder_email):
@@ -98,3 +98,29 @@ def test_post_sales_emits_to_the_post_sales_provider(stack, services, admin, ins
     assert data["status"] == "SUCCESS" and data["event"] == "POST_SALES" and data["externalId"]
     assert final(admin, item["id"], event="POST_SALES")["external_id"] == data["externalId"]
     assert [r["idempotencyKey"] for r in stack.requests("PROVIDER_A")].count(f"{item['uid']}:PROVIDER_A:POST_SALES") == 1
+
+
+def test_a_failed_post_sales_emission_leaves_metadata_integration_untouched(  # noqa: F811
+        stack, services, admin, insert_items, make_package):
+    """metadata.integration tells the sales dispatch (the specification); the holder sees a code
+    and a generic message, never the provider's own text."""
+    [item] = insert_items(package=make_package(variants=("travel",), sales="PROVIDER_A", post_sales="PROVIDER_B"))
+    service = {"Authorization": f"Bearer {services.service_tokens.issue('test')}"}
+    sales = httpx.post(f"{stack.api}/api/integrations/dispatch", json={"record": {"id": item["id"]}}, headers=service)
+    assert sales.status_code == 200 and sales.json()["data"]["status"] == "SUCCESS", sales.text
+    before = admin.execute("SELECT metadata FROM insurance.risk_items WHERE id = %s", (item["id"],)).fetchone()["metadata"]
+    assert before["integration"]["state"] == "SUCCESS" and before["integration"]["event"] == "SALES_DISPATCH"
+
+    admin.execute("INSERT INTO insurance.authorized_claimants (email, risk_item_id) VALUES ('poster@example.com', %s)"
+                  " ON CONFLICT DO NOTHING", (item["id"],))
+    stack.fault(provider="PROVIDER_B", count=1, status=422, body='{"reason": "agent 7 <b>internal</b> detail"}')
+    token = services.postsales_tokens.issue("poster@example.com", email="poster@example.com")
+    resp = httpx.post(f"{stack.api}{PATH}", json=standard_risk_item(item), headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 200, resp.text
+    data = resp.json()["data"]
+    assert data["status"] == "ABANDONED" and data["event"] == "POST_SALES"
+    assert data["error"] == {"code": "PROVIDER_REJECTED", "message": "The insurer did not take the request."}
+    after = admin.execute("SELECT metadata FROM insurance.risk_items WHERE id = %s", (item["id"],)).fetchone()["metadata"]
+    assert after == before, "a post-sales emission does not overwrite metadata.integration"
+    history = final(admin, item["id"], event="POST_SALES")["error_history"]
+    assert "internal" in history[0]["message"], "operators keep the provider's text in error_history"

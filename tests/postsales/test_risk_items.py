@@ -30,7 +30,7 @@ async def test_holder_journey(ps_client, mailbox, make_package, make_risk_item, 
     detail = (await ps_client.simulate_get(base, headers=auth)).json["data"]
     assert detail["policy_uid"] == item["policy_uid"] and detail["status"] == "active"
     [holder] = detail["beneficiaries"]
-    assert holder["email"] == holder_email and holder["is_holder"] is True
+    assert holder["email"] == holder_email and holder["isHolder"] is True and "is_holder" not in holder
 
     patched = await ps_client.simulate_patch(base, headers=auth, json={"insured_subject": {
         "phone": "+34 611 111 111", "address": {"line1": "1 Main St", "city": "Madrid"}}})
@@ -55,7 +55,7 @@ async def test_holder_journey(ps_client, mailbox, make_package, make_risk_item, 
                                           json={"name": "Kid", "email": "Kid@Example.com", "share": 40})
     assert added.status_code == 201, added.text
     kid = added.json["data"]
-    assert kid["email"] == "kid@example.com" and kid["is_holder"] is False
+    assert kid["email"] == "kid@example.com" and kid["isHolder"] is False
     over = await ps_client.simulate_post(beneficiaries, headers=auth, json={"name": "Too much", "share": 1})
     assert over.status_code == 422 and over.json["error"]["code"] == "SHARES_EXCEED_100"
     made_holder = await ps_client.simulate_post(beneficiaries, headers=auth, json={"name": "X", "is_holder": True})
@@ -101,7 +101,7 @@ async def test_removing_the_holder_removes_access(ps_client, admin, make_risk_it
 async def test_bad_ids_and_bodies_are_400(ps_client, make_risk_item, holder_email, bearer):
     item = make_risk_item(holder_email=holder_email)
     auth = bearer(holder_email)
-    for path in (f"{PREFIX}/risk-items/abc", f"{PREFIX}/risk-items/0", f"{PREFIX}/risk-items/99999999999999999999",
+    for path in (f"{PREFIX}/risk-items/abc", f"{PREFIX}/risk-items/0", f"{PREFIX}/risk-items/{item['uid']}x", f"{PREFIX}/risk-items/99999999999999999999",
                  f"{PREFIX}/risk-items/{item['id']}/beneficiaries/x"):
         method = "PATCH" if path.endswith("/x") else "GET"
         resp = await ps_client.simulate_request(method, path, headers=auth, json={"name": "n"})
@@ -124,3 +124,36 @@ async def test_each_route_answers_only_its_methods(ps_client, make_risk_item, ho
         assert resp.status_code == 405, path
         assert resp.json["error"]["code"] == "METHOD_NOT_ALLOWED"
         assert set(resp.headers["allow"].replace(" ", "").split(",")) == allowed, path
+
+
+async def test_the_list_shows_active_items_only(ps_client, admin, make_risk_item, holder_email, bearer):
+    active = make_risk_item(holder_email=holder_email)
+    ended = [make_risk_item(holder_email=holder_email) for _ in range(2)]
+    admin.execute("UPDATE insurance.risk_items SET status = 'cancelled' WHERE id = %s", (ended[0]["id"],))
+    admin.execute("UPDATE insurance.risk_items SET status = 'expired' WHERE id = %s", (ended[1]["id"],))
+    listed = await ps_client.simulate_get(f"{PREFIX}/me/risk-items", headers=bearer(holder_email))
+    assert [(i["id"], i["uid"]) for i in listed.json["data"]] == [(active["id"], str(active["uid"]))]
+    still = await ps_client.simulate_get(f"{PREFIX}/risk-items/{ended[0]['id']}", headers=bearer(holder_email))
+    assert still.status_code == 200 and still.json["data"]["status"] == "cancelled"
+
+
+async def test_every_item_route_takes_the_uid_as_well_as_the_id(ps_client, make_risk_item, holder_email, bearer):
+    item = make_risk_item(holder_email=holder_email)
+    other = make_risk_item(holder_email="another-" + holder_email)
+    auth = bearer(holder_email)
+    base = f"{PREFIX}/risk-items/{item['uid']}"
+    detail = await ps_client.simulate_get(base, headers=auth)
+    assert detail.status_code == 200 and (detail.json["data"]["id"], detail.json["data"]["uid"]) == (
+        item["id"], str(item["uid"]))
+    patched = await ps_client.simulate_patch(base, headers=auth, json={"insured_subject": {"phone": "+34 622"}})
+    assert patched.status_code == 200 and patched.json["data"]["insured_subject"]["phone"] == "+34 622"
+    [holder] = (await ps_client.simulate_get(f"{base}/beneficiaries", headers=auth)).json["data"]
+    changed = await ps_client.simulate_patch(f"{base}/beneficiaries/{holder['id']}", headers=auth, json={"share": 50})
+    assert changed.status_code == 200
+    added = await ps_client.simulate_post(f"{base}/beneficiaries", headers=auth, json={"name": "Kid", "share": 10})
+    assert added.status_code == 201
+    removed = await ps_client.simulate_delete(f"{base}/beneficiaries/{added.json['data']['id']}", headers=auth)
+    assert removed.status_code == 200
+    assert (await ps_client.simulate_get(f"{base}/variants", headers=auth)).status_code == 200
+    denied = await ps_client.simulate_get(f"{PREFIX}/risk-items/{other['uid']}", headers=auth)
+    assert denied.status_code == 401 and denied.json["error"]["code"] == "ACCESS_DENIED"

@@ -1,6 +1,7 @@
 """The provider sandbox over HTTP: strict like a real provider, recording, failing on demand."""
 from __future__ import annotations
 
+import time
 import uuid
 
 import httpx
@@ -110,3 +111,64 @@ def test_a_bad_fault_is_refused_with_a_reason(http, fault, reason):
     answer = http.post("/_sandbox/faults", json=fault)
     assert answer.status_code == 400 and answer.json()["reason"].startswith(reason)
     assert http.get("/_sandbox/faults").json()["faults"] == []
+
+
+# -- the switches for misbehaving providers (issue 12) ----------------------------------------
+
+def test_a_raw_body_fault_answers_nul_html_and_a_date_retry_after(http):
+    date = "Wed, 21 Oct 2037 07:28:00 GMT"
+    assert http.post("/_sandbox/faults", json={"provider": "PROVIDER_A", "status": 503, "retryAfter": date,
+                                                "body": "<html>\u0000down\u0007</html>"}).status_code == 201
+    answer = post_a(http, travel_policy(), key=str(uuid.uuid4()))
+    assert answer.status_code == 503 and answer.headers["Retry-After"] == date
+    assert answer.content == b"<html>\x00down\x07</html>" and answer.headers["Content-Type"].startswith("text/html")
+    big = "x" * (3 * 1024 * 1024)
+    assert http.post("/_sandbox/faults", json={"provider": "PROVIDER_A", "body": big}).status_code == 201
+    answer = post_a(http, travel_policy(), key=str(uuid.uuid4()))
+    assert answer.status_code == 200 and len(answer.content) == len(big)
+
+
+def test_a_reset_fault_closes_the_connection_without_an_answer(http):
+    http.post("/_sandbox/faults", json={"provider": "PROVIDER_A", "reset": True}).raise_for_status()
+    with pytest.raises(httpx.TransportError):
+        post_a(http, travel_policy(), key=str(uuid.uuid4()))
+    assert post_a(http, travel_policy(), key=str(uuid.uuid4())).status_code == 201, "one fault, then normal"
+
+
+def test_a_trickle_fault_sends_a_normal_answer_slowly(http):
+    http.post("/_sandbox/faults", json={"provider": "PROVIDER_A", "trickle": 1}).raise_for_status()
+    answer = post_a(http, travel_policy(), key=str(uuid.uuid4()))
+    assert answer.status_code == 201 and answer.json()["policyNumber"].startswith("PA-TRA-")
+    assert answer.elapsed.total_seconds() >= 0.8
+
+
+def test_faults_that_make_no_sense_are_refused(http):
+    for fault in ({"provider": "PROVIDER_A", "reset": True, "body": "x"},
+                  {"provider": "PROVIDER_A", "status": 503, "retryAfter": "a\r\nX-Evil: 1"},
+                  {"provider": "PROVIDER_A", "trickle": 0}, {"provider": "PROVIDER_A", "body": 7}):
+        assert http.post("/_sandbox/faults", json=fault).status_code == 400, fault
+
+
+def test_stats_count_the_most_concurrent_requests_for_one_key(http):
+    import concurrent.futures
+    http.post("/_sandbox/reset").raise_for_status()
+    key = str(uuid.uuid4())
+    http.post("/_sandbox/faults", json={"provider": "PROVIDER_A", "delay": 0.5, "count": 2}).raise_for_status()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        answers = list(pool.map(lambda _: post_a(httpx.Client(base_url=http.base_url, timeout=5), travel_policy(), key),
+                                range(2)))
+    assert sorted(a.status_code for a in answers) == [200, 201]
+    post_a(http, travel_policy(), str(uuid.uuid4()))
+    stats = http.get("/_sandbox/stats").json()
+    assert stats["maxInFlightPerKey"]["PROVIDER_A"] == 2 and stats["maxInFlightPerKey"]["PROVIDER_B"] == 0
+
+
+def test_a_client_that_hangs_up_is_no_longer_in_flight(http):
+    http.post("/_sandbox/reset").raise_for_status()
+    key = str(uuid.uuid4())
+    http.post("/_sandbox/faults", json={"provider": "PROVIDER_A", "timeout": 3}).raise_for_status()
+    with httpx.Client(base_url=http.base_url, timeout=0.5) as impatient, pytest.raises(httpx.TimeoutException):
+        post_a(impatient, travel_policy(), key)
+    time.sleep(0.3)  # the sandbox learns of the hang-up a moment later (a real retry waits its backoff)
+    assert post_a(http, travel_policy(), key).status_code == 201, "the retry, while the first still sleeps"
+    assert http.get("/_sandbox/stats").json()["maxInFlightPerKey"]["PROVIDER_A"] == 1

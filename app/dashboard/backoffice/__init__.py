@@ -1,0 +1,20 @@
+"""The back-office page (/backoffice): server-rendered HTML (Jinja2) behind the dashboard's
+session cookie, for operators who need no separate web app. Reads and retries go through the
+same SQL functions as tRPC (dashboard.*); every retry writes an audit row in SQL."""
+from __future__ import annotations
+
+
+def add_routes(app, services) -> None:
+    from app.dashboard.backoffice import resources as r
+
+    pages = r.Pages(services)
+    app.add_route("/backoffice", pages, suffix="home")
+    app.add_route("/backoffice/login", pages, suffix="login")
+    app.add_route("/backoffice/emissions", pages, suffix="emissions")
+    app.add_route("/backoffice/emissions/retry", pages, suffix="retry_emissions")
+    app.add_route("/backoffice/emissions/{emission_id}", pages, suffix="emission")
+    app.add_route("/backoffice/risk-items/{risk_item_id}", pages, suffix="risk_item")
+    app.add_route("/backoffice/outbox", pages, suffix="outbox")
+    app.add_route("/backoffice/outbox/retry", pages, suffix="retry_outbox")
+    app.add_route("/backoffice/audit", pages, suffix="audit")
+    app.add_route("/backoffice/static/{name}", r.Static())

@@ -1,0 +1,229 @@
+"""The back-office's pages. Each GET reads one SQL function as insurance_dashboard with the
+session's claims and renders a template; each POST checks the CSRF token and the origin, makes
+one call (which writes the audit row) and redirects (post/redirect/get).
+
+CSRF: a form carries HMAC-SHA256(session token, "backoffice-csrf"). Only a page that can read
+the HttpOnly session cookie's value, i.e. this server, can compute it; it needs no storage and
+holds across processes. A POST must also come from an allowed origin when the browser says one.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import hmac
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import asyncpg
+import falcon
+import jinja2
+import orjson
+
+from app import db, errors
+from app.dashboard import auth
+
+HERE = Path(__file__).resolve().parent
+STATUSES = ("FAILED", "ABANDONED", "SUCCESS")
+PAGE_SIZE = 50
+_env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
+                          trim_blocks=True, lstrip_blocks=True)
+_env.filters["pretty"] = lambda v: orjson.dumps(v, option=orjson.OPT_INDENT_2).decode()
+
+
+def csrf_token(session_token: str) -> str:
+    return hmac.new(session_token.encode(), b"backoffice-csrf", hashlib.sha256).hexdigest()
+
+
+def _date(value: str | None, field: str) -> datetime.datetime | None:
+    """A YYYY-MM-DD filter as the start of that day, UTC."""
+    if not value:
+        return None
+    try:
+        return datetime.datetime.combine(datetime.date.fromisoformat(value), datetime.time(), datetime.timezone.utc)
+    except ValueError:
+        raise errors.bad_request(f"{field} must be a date (YYYY-MM-DD)", details={"field": field}) from None
+
+
+def _ids(form: dict[str, Any], name: str) -> list[int]:
+    raw = form.get(name) or []
+    raw = raw if isinstance(raw, list) else [raw]
+    try:
+        ids = list(dict.fromkeys(int(v) for v in raw))
+    except ValueError:
+        raise errors.bad_request(f"{name} must be ids", details={"field": name}) from None
+    if not ids or len(ids) > 100 or any(not 0 < i < 2**63 for i in ids):
+        raise errors.bad_request(f"choose between 1 and 100 rows", details={"field": name})
+    return ids
+
+
+def _path_id(value: str) -> int | None:
+    return int(value) if value.isascii() and value.isdigit() and 0 < len(value) <= 18 and int(value) > 0 else None
+
+
+def _local(path: str | None, default: str) -> str:
+    """Where to go after a POST: a back-office path only (no open redirect)."""
+    return path if path and path.startswith("/backoffice") and not path.startswith("//") and "\\" not in path else default
+
+
+class Pages:
+    def __init__(self, services) -> None:
+        self.services = services
+        self.origins = auth.allowed_origins(services.config)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    async def _session(self, req: falcon.Request) -> tuple[db.Identity, dict]:
+        """(identity, claims) of the live session, or a redirect to the login page."""
+        identity = await auth.session_identity(self.services.db, req)
+        if identity is None:
+            target = req.relative_uri if req.method == "GET" else "/backoffice/emissions"
+            raise falcon.HTTPSeeOther(f"/backoffice/login?next={quote(target, safe='')}")
+        return identity, orjson.loads(identity.claims_json)
+
+    def _render(self, resp: falcon.Response, template: str, req: falcon.Request, user: dict | None,
+                status: int = 200, **context: Any) -> None:
+        token = auth.cookie_token(req)
+        resp.status = status
+        resp.content_type = falcon.MEDIA_HTML
+        resp.set_header("Cache-Control", "no-store")
+        resp.set_header("Content-Security-Policy",
+                        "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'")
+        resp.set_header("X-Frame-Options", "DENY")
+        resp.set_header("Referrer-Policy", "same-origin")
+        resp.text = _env.get_template(template).render(
+            user=user, csrf=csrf_token(token) if token and user else "", path=req.path,
+            notice=req.get_param("notice"), **context)
+
+    async def _call(self, identity: db.Identity, function: str, *args: Any) -> Any:
+        return orjson.loads(await self.services.db.call_as(identity, function, *args))
+
+    async def _form(self, req: falcon.Request) -> dict[str, Any]:
+        """The POSTed form, after the CSRF token and the origin are checked (403 otherwise)."""
+        if not auth.origin_allowed(req, self.origins):
+            raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
+        if (req.content_type or "").split(";")[0].strip().lower() != falcon.MEDIA_URLENCODED:
+            raise errors.ApiError(415, message="a form post is expected")
+        body = (await req.stream.read(64 * 1024 + 1))
+        if len(body) > 64 * 1024:
+            raise errors.ApiError(413, message="form too large")
+        form = falcon.uri.parse_query_string(body.decode("utf-8", "replace"), keep_blank=False)
+        token = auth.cookie_token(req)
+        given = form.get("csrf")
+        if not (token and isinstance(given, str) and hmac.compare_digest(given, csrf_token(token))):
+            raise errors.ApiError(403, "CSRF_TOKEN_INVALID", "the form's token does not match the session; reload the page")
+        return form
+
+    # -- pages ------------------------------------------------------------------------------
+
+    async def on_get_home(self, req, resp) -> None:
+        raise falcon.HTTPSeeOther("/backoffice/emissions")
+
+    async def on_get_login(self, req, resp) -> None:
+        identity = await auth.session_identity(self.services.db, req)
+        target = _local(req.get_param("next"), "/backoffice/emissions")
+        if identity:
+            raise falcon.HTTPSeeOther(target)
+        self._render(resp, "login.html", req, None, next=target)
+
+    async def on_get_emissions(self, req, resp) -> None:
+        claims, user = await self._session(req)
+        f = {k: (req.get_param(k) or "").strip() for k in ("status", "provider", "event", "since", "until", "cursor")}
+        if f["status"] and f["status"] not in STATUSES:
+            raise errors.bad_request("status must be FAILED, ABANDONED or SUCCESS", details={"field": "status"})
+        for name in ("provider", "event"):
+            f[name] = f[name].upper()
+            if f[name] and not (f[name].replace("_", "").isalnum() and f[name].isascii() and len(f[name]) <= 64):
+                raise errors.bad_request(f"{name} is a code such as PROVIDER_A", details={"field": name})
+        if f["cursor"] and not (f["cursor"].isascii() and f["cursor"].isdigit() and len(f["cursor"]) <= 19):
+            raise errors.bad_request("cursor is the number the previous page gave", details={"field": "cursor"})
+        until = _date(f["until"], "until")
+        page = await self._call(
+            claims, "dashboard.list_emissions", [f["status"]] if f["status"] else None, f["provider"] or None,
+            f["event"] or None, _date(f["since"], "since"), until + datetime.timedelta(days=1) if until else None,
+            int(f["cursor"]) if f["cursor"] else None, PAGE_SIZE)
+        filters = {k: v for k, v in f.items() if v and k != "cursor"}
+        next_url = (f"/backoffice/emissions?{urlencode({**filters, 'cursor': page['nextCursor']})}"
+                    if page["nextCursor"] else None)
+        self._render(resp, "emissions.html", req, user, page=page, filters=f, statuses=STATUSES, next_url=next_url)
+
+    async def on_get_emission(self, req, resp, emission_id: str) -> None:
+        claims, user = await self._session(req)
+        detail = await self._found(claims, "dashboard.emission_detail", _path_id(emission_id))
+        if detail is None:
+            return self._render(resp, "not_found.html", req, user, status=404, what=f"Emission {emission_id}")
+        self._render(resp, "emission.html", req, user, detail=detail)
+
+    async def on_get_risk_item(self, req, resp, risk_item_id: str) -> None:
+        claims, user = await self._session(req)
+        data = await self._found(claims, "dashboard.emissions_by_risk_item", _path_id(risk_item_id))
+        if data is None:
+            return self._render(resp, "not_found.html", req, user, status=404, what=f"Risk item {risk_item_id}")
+        self._render(resp, "risk_item.html", req, user, data=data)
+
+    async def on_get_outbox(self, req, resp) -> None:
+        claims, user = await self._session(req)
+        cursor = req.get_param_as_int("cursor", min_value=1)
+        dead = req.get_param("state") == "dead"
+        page = await self._call(claims, "dashboard.list_outbox", dead, cursor, PAGE_SIZE)
+        state = "dead" if dead else "waiting"
+        self._render(resp, "outbox.html", req, user, page=page, dead=dead,
+                     next_url=f"/backoffice/outbox?state={state}&cursor={page['nextCursor']}"
+                     if page["nextCursor"] else None)
+
+    async def on_get_audit(self, req, resp) -> None:
+        claims, user = await self._session(req)
+        cursor = req.get_param_as_int("cursor", min_value=1)
+        page = await self._call(claims, "dashboard.list_audit", cursor, PAGE_SIZE)
+        self._render(resp, "audit.html", req, user, page=page,
+                     next_url=f"/backoffice/audit?cursor={page['nextCursor']}" if page["nextCursor"] else None)
+
+    async def _found(self, claims: db.Identity, function: str, *args: Any) -> Any:
+        """The function's answer, or None for PT404 (and for an id that cannot exist)."""
+        if None in args:
+            return None
+        try:
+            return await self._call(claims, function, *args)
+        except asyncpg.PostgresError as exc:
+            if exc.sqlstate == "PT404":
+                return None
+            raise
+
+    # -- actions ----------------------------------------------------------------------------
+
+    async def on_post_retry_emissions(self, req, resp) -> None:
+        claims, _ = await self._session(req)
+        form = await self._form(req)
+        ids = _ids(form, "id")
+        outcome = await self._call(claims, "dashboard.retry_emissions", ids, "backoffice")
+        queued = sum(1 for o in outcome if o["queued"])
+        target = _local(form.get("next"), "/backoffice/emissions")
+        notice = f"Retry queued for {queued} of {len(ids)} emission{'s' if len(ids) != 1 else ''}."
+        raise falcon.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}notice={quote(notice)}")
+
+    async def on_post_retry_outbox(self, req, resp) -> None:
+        claims, _ = await self._session(req)
+        form = await self._form(req)
+        ids = _ids(form, "id")
+        outcome = await self._call(claims, "dashboard.retry_outbox", ids)
+        queued = sum(1 for o in outcome if o["result"] == "queued")
+        notice = f"{queued} of {len(ids)} outbox row{'s' if len(ids) != 1 else ''} due now."
+        target = _local(form.get("next"), "/backoffice/outbox")
+        raise falcon.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}notice={quote(notice)}")
+
+
+class Static:
+    """The page's own CSS and script (no CDN): files of app/dashboard/backoffice/static, by name."""
+
+    TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+
+    def __init__(self) -> None:
+        self.files = {p.name: (p.read_bytes(), self.TYPES[p.suffix])
+                      for p in (HERE / "static").iterdir() if p.suffix in self.TYPES}
+
+    async def on_get(self, req, resp, name: str) -> None:
+        found = self.files.get(name)
+        if found is None:
+            raise falcon.HTTPNotFound()
+        resp.data, resp.content_type = found
+        resp.set_header("Cache-Control", "public, max-age=300")

@@ -1,0 +1,164 @@
+"""Prometheus metrics (prometheus-client), every name prefixed `insurance_`.
+
+The API counts and times every request by route template (never the raw path) and every
+provider call; the database's gauges are read at scrape time by one SQL function
+(`insurance.read_metrics`). The worker serves its own on `--metrics-port`.
+
+`serve --workers N` runs N processes; `app.commands.core.serve` then points
+PROMETHEUS_MULTIPROC_DIR at a fresh directory before any of them imports this module, so that
+prometheus-client keeps each process's values in a shared file and a scrape, answered by any
+one process, adds them all up.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Any, Iterable
+
+from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+
+# Seconds; the API answers in milliseconds, a provider call may take its whole timeout.
+HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+PROVIDER_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+HTTP_REQUESTS = Counter("insurance_http_requests", "HTTP requests answered, by surface and route template",
+                        ["surface", "route", "method", "status"])
+HTTP_DURATION = Histogram("insurance_http_request_duration_seconds",
+                          "Time to answer an HTTP request, by surface and route template",
+                          ["surface", "route", "method"], buckets=HTTP_BUCKETS)
+PROVIDER_CALLS = Counter("insurance_provider_calls", "Emissions sent to an insurer, by outcome (SUCCESS or the error code)",
+                         ["provider", "outcome"])
+PROVIDER_DURATION = Histogram("insurance_provider_call_duration_seconds",
+                              "Time of one emission to an insurer (token and call)", ["provider"],
+                              buckets=PROVIDER_BUCKETS)
+
+# Route template prefix -> surface label (the first that matches).
+_SURFACES = (
+    ("/api/postsales/", "postsales"),
+    ("/api/integrations/post-sales", "postsales"),
+    ("/api/gateway/", "gateway"),
+    ("/api/integrations/", "integrations"),
+    ("/api/trpc", "dashboard"),
+    ("/api/auth/", "dashboard"),
+    ("/backoffice", "backoffice"),
+)
+UNMATCHED = "(unmatched)"  # no route: the path itself would make a label per scanner request
+
+
+def surface_of(route: str) -> str:
+    for prefix, surface in _SURFACES:
+        if route.startswith(prefix):
+            return surface
+    return "core"
+
+
+class RequestMetrics:
+    """The children of the HTTP metrics per label set, made once: `labels()` parses its
+    arguments and takes a lock on every call, which the hot path need not pay."""
+
+    def __init__(self) -> None:
+        self._counters: dict[tuple[str, str, int], Any] = {}
+        self._timers: dict[tuple[str, str], Any] = {}
+
+    def observe(self, surface: str, route: str, method: str, status: int, seconds: float) -> None:
+        counter = self._counters.get((route, method, status))
+        if counter is None:
+            counter = self._counters[(route, method, status)] = HTTP_REQUESTS.labels(
+                surface, route, method, str(status))
+        counter.inc()
+        timer = self._timers.get((route, method))
+        if timer is None:
+            timer = self._timers[(route, method)] = HTTP_DURATION.labels(surface, route, method)
+        timer.observe(seconds)
+
+
+def observe_provider_call(provider: str, outcome: str, seconds: float) -> None:
+    PROVIDER_CALLS.labels(provider, outcome).inc()
+    PROVIDER_DURATION.labels(provider).observe(seconds)
+
+
+# -- the scrape --------------------------------------------------------------------------
+
+def address_allowed(address: str | None, networks: Iterable) -> bool:
+    """Whether `address` lies in one of `networks` (Config.metrics_allowed_ips)."""
+    try:
+        ip = ipaddress.ip_address(address or "")
+    except ValueError:
+        return False
+    if ip.version == 6 and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped
+    return any(ip in net for net in networks)
+
+
+class _DatabaseGauges:
+    """The gauges of one `insurance.read_metrics()` answer (None: the database did not answer)."""
+
+    def __init__(self, data: dict[str, Any] | None) -> None:
+        self.data = data
+
+    def collect(self):
+        up = GaugeMetricFamily("insurance_database_up", "1 when the database answered this scrape")
+        up.add_metric([], 0 if self.data is None else 1)
+        yield up
+        if self.data is None:
+            return
+        d = self.data
+        yield GaugeMetricFamily("insurance_outbox_pending", "Outbox rows not yet delivered",
+                                value=d["outboxPending"])
+        yield GaugeMetricFamily("insurance_outbox_oldest_pending_age_seconds",
+                                "How long the most overdue outbox row has been due",
+                                value=d["outboxOldestPendingAgeSeconds"])
+        yield GaugeMetricFamily("insurance_outbox_dead", "Outbox rows given up on (dead letters)",
+                                value=d["outboxDead"])
+        emissions = GaugeMetricFamily("insurance_emissions", "Emissions by status and provider",
+                                      labels=["status", "provider"])
+        for row in d["emissions"]:
+            emissions.add_metric([row["status"], row["provider"]], row["count"])
+        yield emissions
+        sweep = GaugeMetricFamily("insurance_retry_sweep_last_run_timestamp_seconds",
+                                  "When the minute retry sweep last ran (Unix time; absent before its first run)")
+        if d.get("retrySweepLastRunAt") is not None:
+            sweep.add_metric([], d["retrySweepLastRunAt"])
+        yield sweep
+
+
+def exposition(database: dict[str, Any] | None) -> bytes:
+    """The text exposition: this process's (or, in multiprocess mode, every process's)
+    metrics, then the database's gauges."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        own = generate_latest(registry)
+    else:
+        own = generate_latest()
+    gauges = CollectorRegistry(auto_describe=False)
+    gauges.register(_DatabaseGauges(database))
+    return own + generate_latest(gauges)
+
+
+# -- the worker's ------------------------------------------------------------------------
+
+_worker: tuple[Counter, Histogram, Gauge] | None = None
+
+
+def worker_metrics(inflight) -> tuple[Counter, Histogram]:
+    """The worker's counter of deliveries by result and its claim size histogram; its
+    in-flight gauge reads `inflight()` at scrape time (nothing to update on the hot path).
+    Made once per process (a registry refuses a name twice)."""
+    global _worker
+    if _worker is not None:
+        _worker[2].set_function(inflight)
+        return _worker[0], _worker[1]
+    deliveries = Counter("insurance_worker_deliveries", "Outbox rows delivered, by result "
+                         "(ok: final 2xx/3xx; rejected: final 4xx; retry: no answer, 408, 409, 425, 429 or 5xx; "
+                         "config_error: our own API refused the worker's secret)",
+                         ["result"])
+    claim = Histogram("insurance_worker_claim_batch_size", "Outbox rows claimed per claim",
+                      buckets=(0, 1, 2, 5, 10, 25, 50, 100, 250))
+    gauge = Gauge("insurance_worker_inflight", "Outbox deliveries in flight")
+    gauge.set_function(inflight)
+    _worker = (deliveries, claim, gauge)
+    return deliveries, claim

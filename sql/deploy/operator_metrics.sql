@@ -1,0 +1,35 @@
+-- Deploy insurance:operator_metrics to pg
+-- requires: emission_counts
+-- requires: sweep_heartbeat
+-- requires: outbox_functions
+-- requires: entry_point_roles
+-- The database's gauges for GET /metrics, read in one call at scrape time. Every part is an
+-- index lookup or a small table: the pending and the dead outbox rows through their partial
+-- indexes, the emission totals from insurance.emission_counts, the sweep's heartbeat row.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+-- read_metrics: {outboxPending (live rows not delivered), outboxDead (dead letters), outboxOldestPendingAgeSeconds, outboxDead, emissions:
+-- [{status, provider, count}], retrySweepLastRunAt (epoch seconds or null)}.
+-- outboxOldestPendingAgeSeconds: how long the most overdue undelivered row has been due
+-- (0 when none is due; a row delayed into the future is not late).
+CREATE FUNCTION insurance.read_metrics() RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  PERFORM insurance.require_role('insurance_service');
+  RETURN pg_catalog.jsonb_build_object(
+    'outboxPending', (SELECT count(*) FROM outbox.http_requests r
+                       WHERE r.delivered_at IS NULL AND r.dead_at IS NULL),
+    'outboxOldestPendingAgeSeconds', coalesce(greatest(0, extract(epoch FROM pg_catalog.now() - (
+        SELECT min(r.deliver_after) FROM outbox.http_requests r
+         WHERE r.delivered_at IS NULL AND r.dead_at IS NULL))), 0),
+    'outboxDead', (SELECT count(*) FROM outbox.http_requests r WHERE r.dead_at IS NOT NULL),
+    'emissions', insurance.fold_emission_counts(),
+    'retrySweepLastRunAt', (SELECT extract(epoch FROM j.last_run_at) FROM insurance.job_runs j
+                             WHERE j.job = 'retry_sweep'));
+END
+$$;
+REVOKE ALL ON FUNCTION insurance.read_metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION insurance.read_metrics() TO insurance_service, insurance_app;
+
+COMMIT;

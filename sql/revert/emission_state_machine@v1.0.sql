@@ -1,0 +1,11 @@
+-- Revert insurance:emission_state_machine from pg
+BEGIN;
+DROP FUNCTION integrations.retry_from_backoffice(bigint[]);
+DROP FUNCTION integrations.retry_pending(bigint);
+DROP FUNCTION integrations.record_batch(jsonb, jsonb);
+DROP FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb);
+DROP FUNCTION integrations.retry_delay(integer, numeric, numeric, numeric);
+DROP POLICY risk_items_update_service ON insurance.risk_items;
+DROP POLICY integration_emissions_update_service ON insurance.integration_emissions;
+DROP POLICY integration_emissions_insert_service ON insurance.integration_emissions;
+COMMIT;

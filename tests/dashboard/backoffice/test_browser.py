@@ -1,0 +1,132 @@
+"""The back-office in a real browser (Debian's chromium, driven by Playwright), against the
+real processes: an operator logs in with the keyboard, filters ABANDONED, opens the emission,
+retries it once the sandbox is healed, sees SUCCESS and the audit row. Screenshots go to a
+temporary folder (its path is printed; pytest keeps the last runs' folders)."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.integrations.conftest import final, insert_items, start_stack, wait_for  # noqa: F401 (a fixture)
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),
+                                reason="Debian's chromium is not installed (scripts/setup.sh installs it)")
+
+# WCAG 2 contrast of an element's text against the first opaque background up its ancestors.
+CONTRAST = """el => {
+  const rgb = s => s.match(/[\\d.]+/g).map(Number);
+  const lum = ([r, g, b]) => { const f = c => (c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+                               return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  let bg = null, node = el;
+  while (node && node.nodeType === 1) { const c = rgb(getComputedStyle(node).backgroundColor);
+    if (c.length < 4 || c[3] > 0) { bg = c; break; } node = node.parentElement; }
+  bg = bg || [255, 255, 255];
+  const a = lum(rgb(getComputedStyle(el).color)), b = lum(bg);
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}"""
+
+
+@pytest.fixture(scope="module")
+def stack():
+    with start_stack(INTEGRATION_MAX_ATTEMPTS="3", INTEGRATION_RETRY_BASE_SECONDS="1",
+                     INTEGRATION_RETRY_CAP_SECONDS="2") as started:
+        yield started
+
+
+@pytest.fixture
+def browser_page(tmp_path_factory):
+    from playwright.sync_api import sync_playwright
+    shots = tmp_path_factory.mktemp("backoffice-screenshots")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium"),
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(15000)
+        page.shots = shots
+        try:
+            yield page
+        finally:
+            print(f"\nback-office screenshots: {shots}")
+            browser.close()
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(page.shots / f"{name}.png"), full_page=True)
+
+
+def test_an_operator_retries_an_abandoned_emission_in_the_browser(stack, browser_page, admin, insert_items,
+                                                                   make_user):
+    page = browser_page
+    user = make_user()
+    with stack.worker():
+        stack.fault(provider="PROVIDER_A", count=1, status=400)
+        [item] = insert_items()
+        emission = final(admin, item["id"])
+        assert emission["status"] == "ABANDONED"
+
+        # 1. Log in, with the keyboard only: the cursor starts in the e-mail field.
+        page.goto(f"{stack.api}/backoffice/emissions")
+        assert page.url.startswith(f"{stack.api}/backoffice/login")
+        assert page.evaluate("document.activeElement.id") == "email"
+        page.keyboard.type(user["email"])
+        page.keyboard.press("Tab")
+        page.keyboard.type(user["password"])
+        shot(page, "1-login")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{stack.api}/backoffice/emissions")
+        page.keyboard.press("Tab")  # the first stop of every page skips the navigation
+        assert page.evaluate("document.activeElement.textContent") == "Skip to content"
+
+        # 2. Filter ABANDONED.
+        page.select_option("#f-status", "ABANDONED")
+        page.fill("#f-provider", "PROVIDER_A")
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/backoffice/emissions?*status=ABANDONED*")
+        statuses = page.locator("tbody .badge").all_inner_texts()
+        assert statuses and set(statuses) == {"ABANDONED"}
+        shot(page, "2-abandoned")
+
+        # 3. Open ours (reached with the keyboard: focus its link, press Enter).
+        page.focus(f'a[href="/backoffice/emissions/{emission["id"]}"]')
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"**/backoffice/emissions/{emission['id']}")
+        assert page.locator("[data-status]").inner_text() == "ABANDONED"
+        assert "PROVIDER_REJECTED" in page.content() or "HTTP 400" in page.content()
+        shot(page, "3-detail")
+
+        # 4. Retry it, the sandbox healed (its one fault was used up; none is left).
+        stack.clear_faults()
+        page.get_by_role("button", name="Retry this emission").click()
+        page.wait_for_url("**notice=*")
+        assert "Retry queued for 1 of 1 emission" in page.locator("[role=status]").inner_text()
+
+        # 5. It reaches SUCCESS.
+        def success() -> bool:
+            page.reload()
+            return page.locator("[data-status]").inner_text() == "SUCCESS"
+        wait_for(success, 30, "SUCCESS on the detail page")
+        shot(page, "4-success")
+
+    # 6. The audit row.
+    page.get_by_role("link", name="Audit").click()
+    page.wait_for_url("**/backoffice/audit")
+    row = page.locator("tbody tr", has_text=f"dashboard:{user['email']}").first
+    assert "emissions.retry" in row.inner_text() and str(emission["id"]) in row.inner_text()
+    assert "backoffice" in row.inner_text()
+    shot(page, "5-audit")
+
+    # Readable: body text, links, badges, buttons and headings meet WCAG AA (4.5:1).
+    page.goto(f"{stack.api}/backoffice/emissions")
+    for selector in ("body", "a", ".badge", "button", "h1", "th", "td", "caption", ".top nav a"):
+        for element in page.locator(selector).all()[:20]:
+            ratio = element.evaluate(CONTRAST)
+            assert ratio >= 4.5, f"{selector} {element.inner_text()[:30]!r}: contrast {ratio:.2f}"
+    # A visible focus ring on every control reached by Tab.
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("none", ""), "focused controls show an outline"

@@ -1,0 +1,128 @@
+"""The rooms of app/ and who may call whom, read from the code itself (its imports and its
+string constants), so that the layout stays what README's architecture section says.
+
+    app.app, app.asgi, app.__main__                      the process entry points
+    surfaces (postsales, gateway, integrations, dashboard), worker, commands
+    orchestrator (adapters, the emission pipeline), sandbox
+    the core: config, db, errors, tokens, auth, cli, ...
+
+An import may go down or sideways within its room, never up; no surface imports another;
+nothing outside app/sandbox imports the sandbox (a double of the providers must share no code
+with what it doubles); the orchestrator knows no surface and no HTTP framework; and no Python
+but app/db.py holds table SQL (everything else calls SQL functions by name).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+SURFACES = ("app.postsales", "app.gateway", "app.integrations", "app.dashboard")
+ENTRY_POINTS = ("app.app", "app.asgi", "app.__main__")
+HTTP_FRAMEWORKS = ("falcon", "uvicorn", "starlette", "fastapi", "aiohttp.web")
+# Table SQL: a statement that reads or writes rows, written in Python.
+TABLE_SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM)\b", re.S)
+
+
+def _under(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def room(module: str) -> int:
+    """0 the core, 1 orchestrator and sandbox, 2 surfaces, worker and commands, 3 entry points."""
+    if _under(module, *ENTRY_POINTS):
+        return 3
+    if _under(module, *SURFACES, "app.worker", "app.commands"):
+        return 2
+    if _under(module, "app.orchestrator", "app.sandbox"):
+        return 1
+    return 0
+
+
+def modules(root: Path) -> dict[str, Path]:
+    found = {}
+    for path in sorted((root / "app").rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imports(path: Path, module: str) -> set[str]:
+    """Every module this file imports, at the top or inside a function."""
+    names = set()
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            names.add(base)
+            names.update(f"{base}.{a.name}" for a in node.names)  # `from app import gateway`
+    return names
+
+
+def sql_strings(path: Path) -> list[tuple[int, str]]:
+    """String constants that hold table SQL (docstrings aside)."""
+    tree = ast.parse(path.read_text())
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.lineno, n.value[:60]) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docstrings
+            and TABLE_SQL.search(n.value)]
+
+
+def violations(root: Path) -> list[str]:
+    found = modules(root)
+    problems = []
+    for module, path in found.items():
+        for name in sorted(imports(path, module)):
+            if name.startswith("app.") and not any(_under(name, m) for m in found):
+                continue  # `from app.x import name` of a function: its module is listed too
+            surface = next((s for s in SURFACES if _under(module, s)), None)
+            target = next((s for s in SURFACES if _under(name, s)), None)
+            if surface and target and target != surface:
+                problems.append(f"{module} imports {name}: a surface imports another surface")
+            if _under(name, "app.sandbox") and not _under(module, "app.sandbox"):
+                problems.append(f"{module} imports {name}: only the sandbox imports the sandbox")
+            if _under(module, "app.orchestrator") and (target or _under(name, *HTTP_FRAMEWORKS)):
+                problems.append(f"{module} imports {name}: the orchestrator knows no surface and no HTTP framework")
+            if _under(module, "app.worker") and target:
+                problems.append(f"{module} imports {name}: the worker knows no surface")
+            if name.startswith("app.") and name in found and room(name) > room(module):
+                problems.append(f"{module} imports {name}: an import up a layer")
+        if module != "app.db":
+            problems += [f"{module}:{line} holds table SQL: {text!r}" for line, text in sql_strings(path)]
+    return problems
+
+
+def test_the_import_rules_hold():
+    assert violations(ROOT) == []
+
+
+@pytest.mark.parametrize("module, source, complaint", [
+    ("app/gateway/x.py", "from app.postsales import resources\n", "a surface imports another surface"),
+    ("app/dashboard/x.py", "def f():\n    from app.integrations.resources import SPECS\n", "another surface"),
+    ("app/orchestrator/x.py", "import falcon\n", "no HTTP framework"),
+    ("app/orchestrator/x.py", "from app.dashboard import router\n", "knows no surface"),
+    ("app/commands/x.py", "from app.sandbox.credentials import auth_configs\n", "only the sandbox"),
+    ("app/tokens2.py", "from app.dashboard.passwords import PASSWORD_HASHER\n", "up a layer"),
+    ("app/gateway/x.py", "Q = 'SELECT id FROM insurance.channels WHERE id = $1'\n", "table SQL"),
+    ("app/worker2.py", "Q = '''UPDATE insurance.channels\n   SET active = false'''\n", "table SQL"),
+])
+def test_each_rule_catches_what_it_forbids(tmp_path, module, source, complaint):
+    for package in ("app", "app/gateway", "app/dashboard", "app/orchestrator", "app/commands", "app/postsales",
+                    "app/sandbox", "app/integrations"):
+        (tmp_path / package).mkdir(parents=True, exist_ok=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    for name in ("app/postsales/resources.py", "app/integrations/resources.py", "app/dashboard/router.py",
+                 "app/dashboard/passwords.py", "app/sandbox/credentials.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / module).write_text(source)
+    assert any(complaint in v for v in violations(tmp_path)), violations(tmp_path)

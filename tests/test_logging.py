@@ -1,0 +1,50 @@
+"""Logs keep no secrets (app/logging.py): an unhandled error is logged with its type, message and
+stack, never with the frames' locals (the token, its claims, the request body)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import orjson
+
+from app.logging import scrub
+from tests.conftest import ROOT, child_environ, free_port, wait_http
+from tests.credentials import holder_bearer
+
+
+def test_an_unhandled_error_logs_its_stack_without_locals_or_secrets(tmp_path, services):
+    # A database that does not answer: the holder's PATCH fails deep inside the call, as an
+    # unexpected error, with the token, the claims and the body in the frames' locals.
+    port = free_port()
+    env = child_environ(PORT=str(port), DATABASE_URL=f"postgresql://insurance_app@127.0.0.1:{free_port()}/none")
+    log = tmp_path / "api.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(port)], env=env, cwd=ROOT,
+                                stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_http(f"http://127.0.0.1:{port}/healthz", process=proc)
+            auth = holder_bearer(services, "holder-secret@example.com")
+            resp = httpx.patch(f"http://127.0.0.1:{port}/api/postsales/v1/risk-items/7", headers=auth,
+                               json={"insured_subject": {"phone": "body-secret-4711"}})
+            assert resp.status_code == 500 and resp.json()["error"]["code"] == "INTERNAL_ERROR"
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    text = log.read_text()
+    [line] = [orjson.loads(l) for l in text.splitlines() if '"unhandled_error"' in l]
+    [exc] = line["exception"][-1:]
+    assert exc["exc_type"] and exc["frames"], "type and stack are logged"
+    assert all("locals" not in frame for e in line["exception"] for frame in e["frames"])
+    token = auth["Authorization"].split()[1]
+    for secret in ("body-secret-4711", "holder-secret@example.com", token[:20], token.split(".")[2][:12],
+                   "insurance-backend-postsales"):
+        assert secret not in text, f"{secret!r} reached the log"
+
+
+def test_messages_are_scrubbed_of_tokens_and_query_arguments():
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"
+    assert scrub(f"bad token {jwt} seen") == "bad token <jwt> seen"
+    assert scrub("invalid input for query argument $2: '{\"email\": \"a@b.co\"}' (x)") == \
+        "invalid input for query argument $2: <redacted>"
+    assert len(scrub("x" * 10_000)) < 600

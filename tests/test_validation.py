@@ -1,0 +1,171 @@
+"""Bad input is a 4xx, never a 5xx (app/validation.py, app/errors.py): the 500s that issue 11
+reproduced, the body caps, and credentials checked before a body is read."""
+from __future__ import annotations
+
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+
+from app import errors
+from app.validation import ANONYMOUS_BODY_BYTES
+from tests.conftest import unique
+from tests.credentials import holder_bearer, login_body, make_channel, make_dashboard_user, service_bearer
+
+PS = "/api/postsales/v1"
+
+
+def problem(resp, status: int = 400, code: str = "VALIDATION_ERROR") -> dict:
+    """The one problem of an envelope error answer, checked for status and code."""
+    assert resp.status_code == status, resp.text
+    assert resp.headers["content-type"].startswith("application/json")
+    error = resp.json["error"]
+    assert resp.json["success"] is False and error["code"] == code, resp.text
+    return error["details"][0] if isinstance(error.get("details"), list) else error
+
+
+async def gateway_token(client, admin, branch: str = "v1") -> dict[str, str]:
+    channel = make_channel(admin)
+    resp = await client.simulate_get(f"/api/gateway/{branch}/auth/authorize", headers={"x-api-key": channel["key"]})
+    return {"Authorization": f"Bearer {resp.json['data']['access_token']}"}
+
+
+# ---------------------------------------------------------------- the reproduced 500s
+
+async def test_nul_in_the_otp_email_is_400_naming_the_field(client):
+    resp = await client.simulate_post(f"{PS}/auth/otp/request", json={"email": "a\u0000@b.co"})
+    assert problem(resp)["field"] == "email"
+
+
+async def test_nul_in_a_gateway_insured_subject_is_400_naming_the_field(client, admin, make_package):
+    package = make_package()
+    body = {"package_uid": package["uid"], "policy_uid": unique("P"), "variant": "travel",
+            "insured_subject": {"name": "x\u0000y"}}
+    resp = await client.simulate_post("/api/gateway/v1/risk-items", json=body,
+                                      headers=await gateway_token(client, admin))
+    assert problem(resp)["field"] == "insured_subject.name"
+    assert admin.execute("SELECT count(*) AS n FROM insurance.risk_items WHERE policy_uid = %s",
+                         (body["policy_uid"],)).fetchone()["n"] == 0
+
+
+async def test_nul_in_the_policy_id_parameter_is_400(client, admin):
+    resp = await client.simulate_get("/api/gateway/v1/risk-items", query_string="policyId=%00",
+                                     headers=await gateway_token(client, admin))
+    assert problem(resp)["field"] == "policyId"
+
+
+async def test_a_path_id_of_non_ascii_digits_is_400_after_the_token_check(client, services):
+    resp = await client.simulate_get(f"{PS}/risk-items/%C2%B2")
+    problem(resp, 400, "MISSING_BEARER_TOKEN")  # the token first, whatever the id
+    resp = await client.simulate_get(f"{PS}/risk-items/%C2%B2", headers=holder_bearer(services, "h@example.com"))
+    assert problem(resp)["field"] == "riskItemId"
+
+
+async def test_a_window_beyond_bigint_is_400_in_the_envelope(client, admin):
+    resp = await client.simulate_get("/api/gateway/v1/risk-items", query_string="from=0&to=99999999999999999999",
+                                     headers=await gateway_token(client, admin))
+    assert problem(resp)["field"] == "to"
+
+
+async def test_a_trpc_cursor_beyond_bigint_is_bad_request(client, admin):
+    user = make_dashboard_user(admin)
+    login = await client.simulate_post("/api/auth/login", body=login_body(user),
+                                       headers={"Content-Type": "application/json"})
+    cookie = {"Cookie": f"dashboard_session={login.cookies['dashboard_session'].value}"}
+    for cursor, status in (("9223372036854775807", 200), ("9999999999999999999", 400)):
+        resp = await client.simulate_get("/api/trpc/integrationEmissions.list", headers=cookie,
+                                         params={"input": orjson.dumps({"cursor": cursor}).decode()})
+        assert resp.status_code == status, resp.text
+    assert resp.json["error"]["data"]["code"] == "BAD_REQUEST"
+
+
+async def test_a_dispatch_batch_item_with_an_object_path_is_refused_alone(client, services):
+    resp = await client.simulate_post("/api/integrations/dispatch-batch", headers=service_bearer(services),
+                                      json={"requests": [{"id": None, "path": {}, "body": {}}]})
+    assert resp.status_code == 200, resp.text
+    [result] = resp.json["data"]["results"]
+    assert result["id"] is None and result["status"] == 400 and result["error"]["code"] == "VALIDATION_ERROR"
+
+
+# ---------------------------------------------------------------- the core reader
+
+@pytest.mark.parametrize("raw,field", [
+    (b'{"email": "a@b.co", "x": "\\ud800"}', "x"),                      # an unpaired surrogate
+    (b'{"email": "a@b.co", "n": [1, {"m": 9223372036854775808}]}', "n[1].m"),  # beyond bigint
+    (b'{"email": "a@b.co", "n": -99999999999999999999999}', "n"),
+])
+async def test_json_that_postgres_or_asyncpg_would_refuse_is_400_naming_the_field(client, raw, field):
+    resp = await client.simulate_post(f"{PS}/auth/otp/request", body=raw, headers={"Content-Type": "application/json"})
+    assert problem(resp)["field"] == field
+
+
+async def test_one_code_per_failure_on_every_surface(client, admin, services):
+    surfaces = [
+        (f"{PS}/auth/otp/request", {}),
+        (f"{PS}/risk-items/1", holder_bearer(services, "h@example.com")),
+        ("/api/gateway/v1/risk-items", await gateway_token(client, admin)),
+        ("/api/integrations/dispatch", service_bearer(services)),
+        ("/api/auth/login", {}),
+    ]
+    for path, auth in surfaces:
+        send = client.simulate_patch if "risk-items/1" in path else client.simulate_post
+        json_type = {**auth, "Content-Type": "application/json"}
+        problem(await send(path, body=b"{", headers=json_type), 400, "MALFORMED_JSON")
+        problem(await send(path, body=b"[1]", headers=json_type), 400, "VALIDATION_ERROR")
+        problem(await send(path, body=b"{}", headers={**auth, "Content-Type": "text/plain"}),
+                415, "UNSUPPORTED_MEDIA_TYPE")
+
+
+async def test_anonymous_bodies_are_capped_at_16_kib_before_parsing(client):
+    big = b'{"email": "' + b"a" * ANONYMOUS_BODY_BYTES + b'@b.co"}'
+    for path in (f"{PS}/auth/otp/request", f"{PS}/auth/otp/verify", "/api/auth/login"):
+        resp = await client.simulate_post(path, body=big, headers={"Content-Type": "application/json"})
+        problem(resp, 413, "PAYLOAD_TOO_LARGE")
+
+
+async def test_authenticated_bodies_are_capped_by_max_body_bytes_after_the_token(config, services):
+    from app.app import build_services, create_app
+    import dataclasses
+    import falcon.testing
+    small = dataclasses.replace(config, max_body_bytes=4096)
+    app = create_app(small, build_services(small))
+    body = b'{"insured_subject": {"address": "' + b"x" * 5000 + b'"}}'
+    async with falcon.testing.ASGIConductor(app) as conductor:
+        resp = await conductor.simulate_patch(f"{PS}/risk-items/1", body=body,
+                                              headers={"Content-Type": "application/json"})
+        problem(resp, 400, "MISSING_BEARER_TOKEN")  # no token: refused before the body is read
+        resp = await conductor.simulate_patch(f"{PS}/risk-items/1", body=body, headers={
+            "Content-Type": "application/json", **holder_bearer(services, "h@example.com")})
+        assert problem(resp, 413, "PAYLOAD_TOO_LARGE")["details"] == {"limit": 4096}
+
+
+def test_a_chunked_body_is_cut_off_while_streaming(live_api):
+    sent = 0
+
+    def chunks():
+        nonlocal sent
+        for _ in range(200):  # 200 x 8 KiB would be 1.6 MB; the server stops reading at 16 KiB
+            sent += 8192
+            yield b" " * 8192
+
+    resp = httpx.post(f"{live_api}{PS}/auth/otp/request", content=chunks(), timeout=10,
+                      headers={"Content-Type": "application/json"})
+    assert "content-length" not in resp.request.headers  # chunked: no length to refuse up front
+    assert resp.status_code == 413 and resp.json()["error"]["code"] == "PAYLOAD_TOO_LARGE"
+
+
+# ---------------------------------------------------------------- the last line: SQLSTATE class 22
+
+async def test_a_data_exception_from_postgres_is_400_not_500(client, services):
+    for value in ("nul\u0000inside", 2**63):  # 22021 from the server, 22000 from asyncpg itself
+        with pytest.raises(asyncpg.PostgresError) as caught:
+            await services.db.pool.fetchval("SELECT $1::text" if isinstance(value, str) else "SELECT $1::bigint",
+                                            value)
+        api_error = errors.from_database(caught.value)
+        assert api_error is not None and api_error.status_code == 400 and api_error.code == "VALIDATION_ERROR"
+
+
+def test_details_json_cannot_carry_never_break_the_envelope():
+    body = orjson.loads(errors.envelope("X", "m", {"n": 10**30}))
+    assert body == {"success": False, "error": {"code": "X", "message": "m"}}

@@ -1,0 +1,84 @@
+"""The worker and the outbox batch protocol, against a real HTTP server that records what it
+receives: rows that name a batch url (X-Outbox-Batch) travel together, others alone, and each
+row gets the outcome the batch answer gives it. The worker knows no path of the API."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import orjson
+
+from app.worker import Worker
+from tests.conftest import ROOT
+
+
+class Recorder(BaseHTTPRequestHandler):
+    received: list[tuple[str, dict, dict]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.received.append((self.path, dict(self.headers), body))
+        if self.path.endswith("/batch-here"):
+            results = [{"id": r["id"], "status": 200 if i == 0 else 409,
+                        **({"error": {"code": "EMISSION_IN_PROGRESS"}} if i else {})}
+                       for i, r in enumerate(body["requests"])]
+            answer = orjson.dumps({"success": True, "data": {"results": results}})
+        else:
+            answer = orjson.dumps({"success": True, "data": {}})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_rows_travel_together_as_they_say(admin, config):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    admin.execute("UPDATE outbox.http_requests SET delivered_at = now(), lease_until = NULL WHERE delivered_at IS NULL")
+    admin.execute("INSERT INTO outbox.batch_routes VALUES ('/test/one', '/test/batch-here') ON CONFLICT DO NOTHING")
+    ids = [admin.execute("SELECT outbox.http_post(%s, %s::jsonb) AS id", (url, orjson.dumps(body).decode())
+                         ).fetchone()["id"]
+           for url, body in (("/test/one", {"n": 1}), ("/test/one", {"n": 2}), ("/test/alone", {"n": 3}))]
+    try:
+        worker = Worker(dataclasses.replace(config, public_base_url=base), poll_interval=0.1)
+
+        async def run() -> None:
+            task = asyncio.create_task(worker.run())
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if worker.delivered >= 3:
+                    break
+            worker.stop()
+            await task
+
+        asyncio.run(run())
+    finally:
+        server.shutdown()
+        admin.execute("DELETE FROM outbox.batch_routes WHERE url = '/test/one'")
+    paths = sorted(path for path, _, _ in Recorder.received)
+    assert paths == ["/test/alone", "/test/batch-here"], "two rows in one batch request, one alone"
+    [(_, headers, batch)] = [r for r in Recorder.received if r[0] == "/test/batch-here"]
+    assert [(r["id"], r["path"], r["body"]) for r in batch["requests"]] == [
+        (ids[0], "/test/one", {"n": 1}), (ids[1], "/test/one", {"n": 2})]
+    assert "X-Outbox-Batch" not in headers and headers["Authorization"].startswith("Bearer ")
+    [(_, alone_headers, _)] = [r for r in Recorder.received if r[0] == "/test/alone"]
+    assert "X-Outbox-Batch" not in alone_headers
+    rows = {r["id"]: r for r in admin.execute("SELECT id, delivered_at, last_status FROM outbox.http_requests "
+                                              "WHERE id = ANY(%s)", (ids,))}
+    assert rows[ids[0]]["delivered_at"] is not None and rows[ids[0]]["last_status"] == 200
+    assert rows[ids[1]]["delivered_at"] is None and rows[ids[1]]["last_status"] == 409, \
+        "each row takes the outcome the batch answer gives it"
+    admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = ANY(%s)", (ids,))
+
+
+def test_the_worker_knows_no_path_of_the_api():
+    source = Path(ROOT, "app", "worker.py").read_text()
+    assert "/api/integrations" not in source, "rows say where they go and how they may be batched"
