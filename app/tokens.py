@@ -121,14 +121,15 @@ class TokenService:
         self._cache[token] = verified
         return verified
 
-    def _misdirected(self, token: str) -> TokenError | None:
+    def _misdirected(self, token: str):
         """A genuine token of a sibling (another gateway branch, another surface): the 401
         then says where it belongs. Only what that sibling's secret verifies is believed."""
+        from app.errors import ApiError  # see _error
         try:
             audience = jwt.decode(token, options={"verify_signature": False}).get("aud")
             sibling, prefix = self.siblings[audience]
             sibling.verify(token)
-        except (jwt.PyJWTError, KeyError, TypeError, TokenError):
+        except (jwt.PyJWTError, KeyError, TypeError, ApiError):
             return None
         error = invalid_token()
         error.details = {"hint": f"this token belongs to {audience}: call the routes under {prefix} with it, "
