@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import os
 import re
 import sys
 from contextlib import contextmanager
@@ -80,7 +81,14 @@ def add_actor(parser: argparse.ArgumentParser) -> None:
 
 
 def actor(args: argparse.Namespace) -> str:
-    return args.actor or f"cli:{getpass.getuser()}"
+    """'cli:<name>' of --actor, else of the OS user (its uid where it has no name, as in some
+    containers)."""
+    if args.actor:
+        return args.actor
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return f"cli:uid-{os.getuid()}"
 
 
 def _actor(value: str) -> str:

@@ -41,7 +41,7 @@ def test_one_success_one_abandoned_one_pending(stack, admin, insert_items):
     assert grew("insurance_emissions", status="ABANDONED", provider="PROVIDER_A") == 1
     assert value(after, "insurance_outbox_pending") == 1
     assert value(after, "insurance_outbox_oldest_pending_age_seconds") >= 0
-    assert value(after, "insurance_outbox_dead") == 0
+    assert grew("insurance_outbox_dead") == 0  # other modules' fault tests may have left some
     assert grew("insurance_provider_calls_total", provider="PROVIDER_A", outcome="SUCCESS") == 1
     assert grew("insurance_provider_calls_total", provider="PROVIDER_A") == 2  # the 400's outcome is its code
     assert grew("insurance_provider_call_duration_seconds_count", provider="PROVIDER_A") == 2
