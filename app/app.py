@@ -40,7 +40,7 @@ class Services:
 def build_services(config: Config) -> Services:
     from app.gateway import BRANCHES as GATEWAY_BRANCHES
     db = Database(config.database_url, config.db_pool_min, config.db_pool_max,
-                  config.db_statement_cache_size)
+                  config.db_statement_cache_size, config.db_acquire_timeout)
     orchestrator = Orchestrator(config, db)
     return Services(
         config=config,
@@ -82,7 +82,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
 
     from app.metrics import RequestMetrics
     access_log = AccessLog() if config.log_level in ("debug", "info") else None
-    app = falcon.asgi.App(middleware=[services.lifespan, Observe(RequestMetrics(), access_log)])
+    request_metrics = RequestMetrics()
+    app = falcon.asgi.App(middleware=[services.lifespan, Observe(request_metrics, access_log)])
     json_handler = falcon.media.JSONHandler(dumps=orjson.dumps, loads=orjson.loads)
     app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler
@@ -96,7 +97,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/healthz", health.Health())
     app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
     app.add_route("/openapi.json", openapi.OpenApi())
-    app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips))
+    app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips, request_metrics))
 
     # Each surface adds its own routes; imported here so that a surface is one package.
     from app import dashboard, gateway, integrations, postsales

@@ -146,8 +146,10 @@ class Config:
     db_pool_max: int = 10
     db_statement_cache_size: int = 256
     database_listen_url: str = ""  # the worker's LISTEN connection; "" = polling only
+    db_acquire_timeout: float = 3.0
     host: str = "127.0.0.1"
     port: int = 8000
+    forwarded_allow_ips: str = "127.0.0.1"
     public_base_url: str = "http://127.0.0.1:8000"
     sqitch_plan: Path = ROOT / "sqitch.plan"
     secrets: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -155,6 +157,8 @@ class Config:
     postsales_jwt_expiration: int = 3600
     postsales_otp_ttl: int = 600
     postsales_otp_max_attempts: int = 5
+    postsales_otp_ip_per_hour: int = 20
+    postsales_verify_ip_per_hour: int = 50
     postsales_allowed_origins: tuple[str, ...] = ()
     gateway_jwt_expiration: int = 3600
     smtp_url: str = "smtp://127.0.0.1:1025"
@@ -176,6 +180,8 @@ class Config:
     sandbox_port: int = 8100
     log_level: str = "info"
     dashboard_session_ttl: int = 12 * 3600
+    dashboard_login_concurrency: int = 2
+    outbox_retention: int = 7 * 86400
     dashboard_allowed_origins: tuple[str, ...] = ()
     metrics_allowed_ips: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
     worker_metrics_port: int = 0  # 0: the worker serves no /metrics
@@ -232,8 +238,10 @@ class Config:
             db_pool_max=_int(env, "DB_POOL_MAX", cls.db_pool_max, 1),
             db_statement_cache_size=_int(env, "DB_STATEMENT_CACHE_SIZE", cls.db_statement_cache_size),
             database_listen_url=_listen_url(env, env.get("DATABASE_URL", cls.database_url)),
+            db_acquire_timeout=_float(env, "DB_ACQUIRE_TIMEOUT", cls.db_acquire_timeout),
             host=host,
             port=port,
+            forwarded_allow_ips=env.get("FORWARDED_ALLOW_IPS", cls.forwarded_allow_ips).strip(),
             public_base_url=env.get("PUBLIC_BASE_URL", f"http://{host}:{port}").rstrip("/"),
             sqitch_plan=Path(env.get("SQITCH_PLAN", str(cls.sqitch_plan))),
             secrets=found,
@@ -242,6 +250,8 @@ class Config:
                 "POSTSALES_JWT_EXPIRATION", env.get("POSTSALES_JWT_EXPIRATION", "1h")),
             postsales_otp_ttl=parse_duration("POSTSALES_OTP_TTL", env.get("POSTSALES_OTP_TTL", "10m")),
             postsales_otp_max_attempts=_int(env, "POSTSALES_OTP_MAX_ATTEMPTS", 5, 1),
+            postsales_otp_ip_per_hour=_int(env, "POSTSALES_OTP_IP_PER_HOUR", 20),
+            postsales_verify_ip_per_hour=_int(env, "POSTSALES_VERIFY_IP_PER_HOUR", 50),
             postsales_allowed_origins=origins,
             gateway_jwt_expiration=parse_duration(
                 "GATEWAY_JWT_EXPIRATION", env.get("GATEWAY_JWT_EXPIRATION", "1h")),
@@ -265,6 +275,8 @@ class Config:
             log_level=env.get("LOG_LEVEL", "info").lower(),
             dashboard_session_ttl=parse_duration(
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
+            dashboard_login_concurrency=_int(env, "DASHBOARD_LOGIN_CONCURRENCY", 2, 1),
+            outbox_retention=parse_duration("OUTBOX_RETENTION", env.get("OUTBOX_RETENTION", "7d")),
             dashboard_allowed_origins=tuple(
                 o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
             metrics_allowed_ips=metrics_networks,

@@ -26,6 +26,8 @@ import asyncpg
 import orjson
 import structlog
 
+from app.errors import database_busy
+
 log = structlog.get_logger("app.db")
 
 ANON = "insurance_anon"
@@ -111,11 +113,12 @@ class Database:
     """Calls SQL functions by name as a given role; holds no SQL text of its own."""
 
     def __init__(self, dsn: str, min_size: int = 2, max_size: int = 10,
-                 statement_cache_size: int = 256) -> None:
+                 statement_cache_size: int = 256, acquire_timeout: float | None = 3.0) -> None:
         self.dsn = dsn
         self.statement_cache_size = statement_cache_size
         self.min_size = min_size
         self.max_size = max_size
+        self.acquire_timeout = acquire_timeout
         self.pool: asyncpg.Pool | None = None
         self._gate: asyncio.Semaphore | None = None
         self._sql: dict[tuple[str, int, str | None], str] = {}
@@ -171,8 +174,25 @@ class Database:
         sql = self._sql.get(key)
         if sql is None:
             sql = self._sql[key] = _call_sql(function, len(args), claims_function)
-        async with self._gate:  # see open()
-            return await self.pool.fetchval(sql, role, second, *args)
+        # Waiting for a pooled connection ends too (DB_ACQUIRE_TIMEOUT): 503 DATABASE_BUSY, as
+        # when the login's statement_timeout or lock_timeout passes (migration role_timeouts).
+        # The wait is at the gate (see open()); behind it a connection is free at once.
+        try:
+            async with asyncio.timeout(self.acquire_timeout):
+                await self._gate.acquire()
+        except TimeoutError:
+            raise database_busy() from None
+        try:
+            try:
+                conn = await self.pool.acquire(timeout=self.acquire_timeout)
+            except asyncio.TimeoutError:
+                raise database_busy() from None
+            try:
+                return await conn.fetchval(sql, role, second, *args)
+            finally:
+                await self.pool.release(conn)
+        finally:
+            self._gate.release()
 
     def call_as(self, identity: Identity, function: str, *args: Any):
         """`call` as the identity a credential hook verified (its role and claims)."""

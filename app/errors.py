@@ -68,6 +68,16 @@ def bad_request(message: str, code: str = "VALIDATION_ERROR", details: Any = Non
     return ApiError(400, code, message, details)
 
 
+# statement_timeout, lock_timeout (and a cancelled statement): the database is busy, not broken.
+_BUSY = frozenset({"57014", "55P03"})
+
+
+def database_busy() -> ApiError:
+    """503 DATABASE_BUSY: a statement, a lock or a pooled connection took longer than allowed."""
+    return ApiError(503, "DATABASE_BUSY", "the database is busy; try again shortly",
+                    headers={"Retry-After": "1"})
+
+
 def from_database(exc: asyncpg.PostgresError) -> ApiError | None:
     """The ApiError a database error stands for, or None for an unexpected one (a 500)."""
     state = exc.sqlstate or ""
@@ -79,6 +89,8 @@ def from_database(exc: asyncpg.PostgresError) -> ApiError | None:
             except orjson.JSONDecodeError:
                 details = exc.hint
         return ApiError(int(state[2:]), exc.detail or None, exc.message or "", details)
+    if state in _BUSY:
+        return database_busy()
     if state in _INTEGRITY:
         status, code, message = _INTEGRITY[state]
         return ApiError(status, code, message)

@@ -10,6 +10,7 @@ import structlog
 
 from app.db import SERVICE, Database
 from app.errors import ApiError
+from app.metrics import CONTENT_TYPE, address_allowed, exposition
 
 log = structlog.get_logger("app.health")
 
@@ -56,12 +57,12 @@ class Metrics:
     The database's gauges come from one call, insurance.read_metrics(); when it fails the
     scrape still answers, with insurance_database_up 0."""
 
-    def __init__(self, db: Database, networks) -> None:
+    def __init__(self, db: Database, networks, request_metrics=None) -> None:
         self.db = db
         self.networks = networks
+        self.request_metrics = request_metrics  # flushed first: this process's figures are current
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        from app.metrics import CONTENT_TYPE, address_allowed, exposition
         if not address_allowed(req.remote_addr, self.networks):
             raise ApiError(403, "FORBIDDEN", "metrics are served only to METRICS_ALLOWED_IPS")
         try:
@@ -69,5 +70,7 @@ class Metrics:
         except Exception as exc:  # the process's own figures still matter when the database is away
             log.warning("metrics_database_unreadable", error=type(exc).__name__)
             data = None
+        if self.request_metrics is not None:
+            self.request_metrics.flush()
         resp.data = exposition(data)
         resp.content_type = CONTENT_TYPE

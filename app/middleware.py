@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import ipaddress
 import re
 import sys
 import time
 import uuid
 
 import falcon
-import orjson
 
 from app.db import Database
 from app.metrics import UNMATCHED, RequestMetrics, surface_of
@@ -18,19 +18,40 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _UTC = datetime.timezone.utc
 
 
+def client_ip(req: falcon.Request) -> str | None:
+    """The client's IP as uvicorn saw it (X-Forwarded-For only from FORWARDED_ALLOW_IPS), or None
+    when the peer is no IP address (a unix socket): the per-IP limits key on it."""
+    try:
+        return str(ipaddress.ip_address(req.remote_addr))
+    except (TypeError, ValueError):
+        return None
+
+
 class AccessLog:
-    """One JSON line per request on stdout, in the shape of the structlog lines. Written to
-    the stream's buffer and flushed at most every `flush_seconds`: a flush per line (what
-    structlog's PrintLogger does) is a system call on the hot path of every request."""
+    """One JSON line per request on stdout, in the shape of the structlog lines. Cheap, as it
+    runs for every request: the line is one f-string (every value in it is ours or already
+    checked: a route template, a request id of [A-Za-z0-9._-], an HTTP method httptools
+    accepted), the timestamp's seconds are formatted once a second, and the line goes to the
+    stream's buffer, flushed at most every `flush_seconds` (structlog's PrintLogger flushes,
+    a system call, on every line)."""
 
     def __init__(self, stream=None, flush_seconds: float = 0.5) -> None:
         self.stream = stream or sys.stdout.buffer
         self.flush_seconds = flush_seconds
         self._flush_due = False
+        self._second = -1
+        self._stamp = ""
 
-    def write(self, record: dict) -> None:
-        record["timestamp"] = datetime.datetime.now(_UTC).isoformat()
-        self.stream.write(orjson.dumps(record) + b"\n")
+    def write(self, request_id: str, surface: str, route: str, method: str, status: int, seconds: float) -> None:
+        now = time.time()
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            self._stamp = datetime.datetime.fromtimestamp(second, _UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        self.stream.write(
+            f'{{"event":"request","level":"info","requestId":"{request_id}","surface":"{surface}",'
+            f'"route":"{route}","method":"{method}","status":{status},"ms":{seconds * 1000:.2f},'
+            f'"timestamp":"{self._stamp}.{int((now - second) * 1e6):06d}+00:00"}}\n'.encode())
         if not self._flush_due:
             self._flush_due = True
             asyncio.get_running_loop().call_later(self.flush_seconds, self.flush)
@@ -73,9 +94,7 @@ class Observe:
         if self.metrics is not None:
             self.metrics.observe(surface, route, req.method, status, seconds)
         if self.access_log is not None:
-            self.access_log.write({"event": "request", "level": "info", "requestId": request_id,
-                                   "surface": surface, "route": route, "method": req.method,
-                                   "status": status, "ms": round(seconds * 1000, 2)})
+            self.access_log.write(request_id, surface, route, req.method, status, seconds)
 
 
 class Lifespan:

@@ -80,7 +80,8 @@ class Worker:
         self.poll_interval = poll_interval
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
-        self.db = Database(config.database_url, 1, 3, config.db_statement_cache_size)
+        # Its own queue: it waits its turn (no acquire timeout).
+        self.db = Database(config.database_url, 1, 3, config.db_statement_cache_size, acquire_timeout=None)
         self.tokens = service_tokens(config.secret("SERVICE_ROLE_SECRET"))
         self._token: tuple[str, float] = ("", 0.0)
         self._wake = asyncio.Event()
@@ -234,7 +235,8 @@ class Worker:
             raise
         except Exception as exc:  # a bad row must not stop the worker
             error = f"{type(exc).__name__}"
-        self._finish(row["id"], status, error, own_api=row["url"].startswith("/"))
+        if self._finish(row["id"], status, error, own_api=row["url"].startswith("/")) == CONFIG_ERROR:
+            _log_config_error(status, 1)
         self._inflight.pop(row["id"], None)
         if len(self._results) >= 32:
             self._results_ready.set()
@@ -263,10 +265,13 @@ class Worker:
             outcome = {r["id"]: (None, f"{type(exc).__name__}: {exc}"[:500]) for r in rows}
         except (ValueError, KeyError, TypeError) as exc:
             outcome = {r["id"]: (None, f"unreadable batch answer: {type(exc).__name__}") for r in rows}
+        refused = 0
         for row in rows:
             status, error = outcome.get(row["id"], (None, "missing from the batch answer"))
-            self._finish(row["id"], status, error, own_api=True)
+            refused += self._finish(row["id"], status, error, own_api=True) == CONFIG_ERROR
             self._inflight.pop(row["id"], None)
+        if refused:
+            _log_config_error(outcome.get(rows[0]["id"], (None, None))[0], refused)
         self._results_ready.set()
         if len(self._inflight) <= self.concurrency // 2:
             self._wake.set()
@@ -277,8 +282,6 @@ class Worker:
         if own_api and status in CONFIG_ERROR_STATUSES:
             result["retry"] = True  # not a delivery: kept for a worker with the right secret
             name = CONFIG_ERROR
-            log.error("worker_config_error", row=row_id, status=status,
-                      hint="the API refused this worker's SERVICE_ROLE_SECRET; the row stays queued")
         elif status is None or status >= 500 or status in RETRIED_STATUSES:
             name = RETRY
         else:
@@ -331,6 +334,12 @@ class Worker:
             except DATABASE_ERRORS:
                 pass  # the leases expire instead
             log.info("worker_released", rows=len(ids))
+
+
+def _log_config_error(status: int | None, rows: int) -> None:
+    log.error("worker_config_error", status=status, rows=rows,
+              hint="the API refused this worker's SERVICE_ROLE_SECRET: the rows stay queued for a "
+                   "worker that holds the API's own")
 
 
 def worker(args) -> int:

@@ -35,8 +35,10 @@ TEST_SECRETS = {name: f"test-{name.lower()}-0123456789abcdef0123456789abcdef" fo
 def child_environ(**overrides: str) -> dict[str, str]:
     """The environment for the app or a child process under test."""
     # SANDBOX_SMTP_PORT 0: a test's sandbox catches no mail unless the test says where (1025
-    # belongs to the developer's `make run`).
-    env = {**os.environ, "APP_ENV": "test", "SANDBOX_SMTP_PORT": "0", **TEST_SECRETS}
+    # belongs to the developer's `make run`). Every test client calls from 127.0.0.1: the
+    # per-IP OTP limits are off unless a test sets them.
+    env = {**os.environ, "APP_ENV": "test", "SANDBOX_SMTP_PORT": "0", **TEST_SECRETS,
+           "POSTSALES_OTP_IP_PER_HOUR": "0", "POSTSALES_VERIFY_IP_PER_HOUR": "0"}
     env.update(overrides)
     return env
 

@@ -120,3 +120,22 @@ def test_channel_key_is_printed_once_and_stored_as_hash(admin):
     rotated = cli("channels", "rotate", "--id", channel["id"])
     assert rotated.returncode == 1 and "is revoked" in rotated.stderr
     assert last_audit(admin, "channels.rotate")["result"] == "CHANNEL_REVOKED"
+
+
+def test_migrate_applies_outbox_retention(admin):
+    """OUTBOX_RETENTION reaches the retention job as the database setting it reads."""
+    def setting() -> str | None:
+        row = admin.execute(
+            """SELECT s.setting FROM pg_db_role_setting d, unnest(d.setconfig) AS s(setting), pg_database db
+                WHERE d.setdatabase = db.oid AND db.datname = current_database() AND d.setrole = 0
+                  AND s.setting LIKE 'insurance.outbox_retention=%'""").fetchone()
+        return row and row["setting"]
+
+    env = child_environ(OUTBOX_RETENTION="3d")
+    done = subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    try:
+        assert done.returncode == 0, done.stderr
+        assert setting() == "insurance.outbox_retention=3 days"
+    finally:
+        admin.execute("SELECT insurance.set_outbox_retention('7 days')")

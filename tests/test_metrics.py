@@ -1,6 +1,8 @@
 """GET /metrics of the API: who may read it, labels by route template, processes that add up."""
 from __future__ import annotations
 
+import time
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -70,6 +72,7 @@ def test_serve_with_two_processes_counts_every_request_once():
                 # A new connection each time, so that both processes get some.
                 with httpx.Client(base_url=base) as one:
                     assert one.get("/healthz").status_code == 200
+            time.sleep(1.5)  # each process adds its counts to the shared files within a second
             for _ in range(4):
                 text = http.get("/metrics", headers={"Connection": "close"}).text
                 assert value(text, "insurance_http_requests_total", route="/healthz") == before + 60

@@ -169,3 +169,29 @@ async def test_a_data_exception_from_postgres_is_400_not_500(client, services):
 def test_details_json_cannot_carry_never_break_the_envelope():
     body = orjson.loads(errors.envelope("X", "m", {"n": 10**30}))
     assert body == {"success": False, "error": {"code": "X", "message": "m"}}
+
+
+async def test_trpc_reads_a_body_past_16_kib_only_for_a_live_session(client, admin):
+    body = orjson.dumps({"emissionIds": [1], "pad": "x" * ANONYMOUS_BODY_BYTES})
+    path, json_type = "/api/trpc/integrationEmissions.retryEmissions", {"Content-Type": "application/json"}
+    resp = await client.simulate_post(path, body=body, headers=json_type)
+    assert resp.status_code == 413 and resp.json["error"]["data"]["code"] == "PAYLOAD_TOO_LARGE"
+    user = make_dashboard_user(admin)
+    login = await client.simulate_post("/api/auth/login", body=login_body(user), headers=json_type)
+    cookie = {"Cookie": f"dashboard_session={login.cookies['dashboard_session'].value}", **json_type}
+    resp = await client.simulate_post(path, body=body, headers=cookie)
+    assert resp.status_code == 400 and resp.json["error"]["data"]["code"] == "BAD_REQUEST"  # read, then refused
+
+
+async def test_a_backoffice_form_with_a_non_ascii_csrf_token_is_refused_not_a_500(client, admin):
+    user = make_dashboard_user(admin)  # found by the fuzz run: compare_digest refuses non-ASCII str
+    login = await client.simulate_post("/api/auth/login", body=login_body(user),
+                                       headers={"Content-Type": "application/json"})
+    resp = await client.simulate_post("/backoffice/emissions/retry", body="csrf=%C3%8D&id=1", headers={
+        "Cookie": f"dashboard_session={login.cookies['dashboard_session'].value}",
+        "Content-Type": "application/x-www-form-urlencoded"})
+    problem(resp, 403, "CSRF_TOKEN_INVALID")
+    resp = await client.simulate_post("/backoffice/emissions/retry", body="csrf=x%00&id=1", headers={
+        "Cookie": f"dashboard_session={login.cookies['dashboard_session'].value}",
+        "Content-Type": "application/x-www-form-urlencoded"})
+    assert problem(resp)["field"] == "csrf"

@@ -8,7 +8,7 @@ import tempfile
 
 from urllib.parse import urlsplit
 
-from app.cli import config_or_exit, fail
+from app.cli import admin_connection, config_or_exit, fail
 from app.config import ROOT
 
 
@@ -31,7 +31,14 @@ def migrate(args) -> int:
         command.insert(4, "-y")
         if args.to:
             command += ["--to", args.to]
-    return subprocess.call(command)
+    code = subprocess.call(command)
+    if code == 0 and args.action == "deploy":
+        # The retention job reads it from the database at every run.
+        with admin_connection(config) as conn:
+            conn.execute("SELECT insurance.set_outbox_retention(justify_hours(make_interval(secs => %s)))",
+                         (config.outbox_retention,))
+        print(f"outbox retention: {config.outbox_retention} s (OUTBOX_RETENTION)")
+    return code
 
 
 def serve(args) -> int:
@@ -53,7 +60,9 @@ def serve(args) -> int:
     try:
         uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
                     workers=args.workers, loop="uvloop", http="httptools", access_log=False,
-                    log_level=config.log_level, proxy_headers=True)
+                    log_level=config.log_level, proxy_headers=True,
+                    # Only these peers' X-Forwarded-For names the client (per-IP limits key on it).
+                    forwarded_allow_ips=config.forwarded_allow_ips)
     finally:
         if metrics_dir:
             shutil.rmtree(metrics_dir, ignore_errors=True)

@@ -2,8 +2,9 @@
 
 A back-office user logs in with e-mail and password (argon2 hash, verified here: SQL cannot);
 the answer sets an HttpOnly, SameSite=Lax cookie whose value is a random token. The database
-keeps only its SHA-256 in insurance.dashboard_sessions (expiring, revocable). Failed logins are
-counted per e-mail and IP in PostgreSQL (dashboard.login_user answers PT429 while locked out).
+keeps only its SHA-256 in insurance.dashboard_sessions (expiring, revocable). Attempts are
+reserved per e-mail and IP in PostgreSQL before the password is verified, and refunded on
+success (dashboard.login_user answers PT429 once none is left), so a burst cannot outrun them.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.dashboard.passwords import PASSWORD_HASHER
 from app import db, errors, validation
 from app.config import Config
+from app.middleware import client_ip
 from app.responses import send
 
 log = structlog.get_logger("app.dashboard.auth")
@@ -141,10 +143,6 @@ async def _login_input(req: falcon.Request) -> LoginInput:
         raise errors.bad_request("e-mail and password are required", details={"fields": fields}) from None
 
 
-def _client_ip(req: falcon.Request) -> str | None:
-    return req.remote_addr or None
-
-
 class _SessionRoute(Preflight):
     """Login and logout: POSTs that a foreign page must not make (login CSRF, forced logout)."""
 
@@ -160,10 +158,14 @@ class _SessionRoute(Preflight):
 
 
 class Login(_SessionRoute):
+    def __init__(self, services) -> None:
+        super().__init__(services)
+        self.argon2 = asyncio.Semaphore(services.config.dashboard_login_concurrency)
+
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         self.guard(req, resp)
         body = await _login_input(req)
-        email, ip, call = body.email.lower(), _client_ip(req), self.services.db.call
+        email, ip, call = body.email.lower(), client_ip(req), self.services.db.call
         ttl = self.services.config.dashboard_session_ttl
         try:
             found = await call(db.ANON, None, "dashboard.login_user", email, ip)
@@ -175,10 +177,13 @@ class Login(_SessionRoute):
             log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
             raise errors.ApiError(429, "RATE_LIMITED", api_error.message, headers={"Retry-After": retry_after}) from None
         user = orjson.loads(found) if found else None
-        # An unknown e-mail costs the same hash verification as a wrong password.
-        verified = await asyncio.to_thread(_verify, user["passwordHash"] if user else _dummy_hash(), body.password)
+        # The attempt is already counted (login_user reserved it). An unknown e-mail costs the
+        # same hash verification as a wrong password; at most DASHBOARD_LOGIN_CONCURRENCY
+        # verifications (19 MiB each) run at once in this process, the rest wait their turn.
+        async with self.argon2:
+            verified = await asyncio.to_thread(_verify, user["passwordHash"] if user else _dummy_hash(),
+                                               body.password)
         if not (user and verified):
-            await call(db.ANON, None, "dashboard.login_failed", email, ip)
             log.info("dashboard_login_failed", email=email, ip=ip, known_user=user is not None)
             raise errors.ApiError(401, "INVALID_CREDENTIALS", "invalid e-mail or password")
         token = secrets.token_urlsafe(32)

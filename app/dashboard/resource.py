@@ -57,10 +57,11 @@ def _validation_error(exc: ValidationError) -> TrpcError:
 
 def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> TrpcError:
     """A database outcome the SQL function signalled (PTnnn), or a generic 500 with nothing inside."""
-    if isinstance(exc, asyncpg.PostgresError):
-        api_error = errors.from_database(exc)
-        if api_error is not None:
-            return TrpcError.from_status(api_error.status_code, api_error.message)
+    api_error = errors.from_database(exc) if isinstance(exc, asyncpg.PostgresError) else None
+    if isinstance(exc, errors.ApiError):  # e.g. DATABASE_BUSY from the pool
+        api_error = exc
+    if api_error is not None:
+        return TrpcError.from_status(api_error.status_code, api_error.message)
     log.error("trpc_unhandled_error", request_id=getattr(req.context, "request_id", None), path=path,
               exc_info=exc)
     return TrpcError("INTERNAL_SERVER_ERROR", "Internal server error")
@@ -104,7 +105,11 @@ class Trpc(auth.Preflight):
         resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
-        raw, parse_error = await self._raw_input(req)
+        context = _Session(self.services, req)
+        # Credentials before the body: a POST without a live session reads nothing (each call
+        # then answers UNAUTHORIZED); a GET carries its input in the URL.
+        reads = req.method != "POST" or await context.known()
+        raw, parse_error = await self._raw_input(req) if reads else (MISSING, None)
         superjson = False
         calls = [_Call(i, p) for i, p in enumerate(path.split(",") if batch else [path])]
         try:
@@ -113,8 +118,7 @@ class Trpc(auth.Preflight):
         except TrpcError as error:  # the request as a whole: one error, no path (as tRPC answers it)
             self._write(resp, [error_item(error, None, superjson)], batch=False)
             return
-        identity = auth.session_identity_in_statement(req)
-        outcomes = await asyncio.gather(*(self._run(req, resp, call, identity) for call in calls))
+        outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
         streaming = stream and batch
         wrap = superjson and not streaming  # a stream line is serialized as a whole instead
         items = [result_item(data, wrap) if error is None else error_item(error, call.path, wrap)
@@ -127,7 +131,8 @@ class Trpc(auth.Preflight):
             self._write(resp, items, batch)
 
     async def _raw_input(self, req: falcon.Request) -> tuple[Any, TrpcError | None]:
-        """The input (or MISSING), read with the core's cap and checks (app/validation.py)."""
+        """The input (or MISSING), read with the core's cap and checks (app/validation.py); a
+        body is read only for a live session."""
         try:
             if req.method == "GET":
                 text = req.get_param("input")
@@ -185,7 +190,7 @@ class Trpc(auth.Preflight):
             raise TrpcError("BAD_REQUEST", f"Cannot mix procedure types in call: {', '.join(types)}")
 
     async def _run(self, req: falcon.Request, resp: falcon.Response, call: _Call,
-                   identity: Identity | None) -> tuple[Any, TrpcError | None]:
+                   session: "_Session") -> tuple[Any, TrpcError | None]:
         procedure = call.procedure
         try:
             if procedure is None:
@@ -194,8 +199,7 @@ class Trpc(auth.Preflight):
                 resp.set_header("Allow", METHODS[procedure.type])
                 raise TrpcError("METHOD_NOT_SUPPORTED",
                                 f'Unsupported {req.method}-request to {procedure.type} procedure at path "{call.path}"')
-            if identity is None:  # a live session is checked in the procedure's own statement
-                raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
+            identity = await session.identity()
             if procedure.type == "mutation" and not auth.origin_allowed(req, self.origins):
                 raise TrpcError("FORBIDDEN", "Mutations are refused from this origin")
             if call.input_error is not None:
@@ -218,3 +222,32 @@ class Trpc(auth.Preflight):
         resp.status = batch_status(items)
         resp.content_type = falcon.MEDIA_JSON
         resp.data = dumps(items if batch else items[0])
+
+
+class _Session:
+    """The request's dashboard session. A query resolves it inside its own statement (one
+    round trip: auth.session_identity_in_statement); a POST looks it up first, because its
+    body is read only for a live session, and its calls then use what the lookup found."""
+
+    def __init__(self, services, req: falcon.Request) -> None:
+        self._lookup = None
+        self.services = services
+        self.req = req
+
+    def _identity(self):
+        if self._lookup is None:
+            self._lookup = asyncio.ensure_future(auth.session_identity(self.services.db, self.req))
+        return self._lookup
+
+    async def identity(self) -> Identity:
+        if self._lookup is None:  # not looked up: the call's statement checks the session
+            identity = auth.session_identity_in_statement(self.req)
+        else:
+            identity = await self._lookup
+        if identity is None:
+            raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
+        return identity
+
+    async def known(self) -> bool:
+        """Whether the request carries a live session (the identity is kept for the calls)."""
+        return await self._identity() is not None

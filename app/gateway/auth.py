@@ -12,7 +12,9 @@ VerifiedToken on `req.context.identity`. A guard describes its branch family:
         x-insurer-id       integrations/*: insurer_id of the IntegrationPayload
         x-webhooks         integrations/*: the webhooks of the IntegrationPayload (JSON text)
 
-Token claims beyond the registered ones: `branch`, `channel` {id, name}; ia tokens add
+Token claims beyond the registered ones: `branch`, `gen` (the API key's generation: a rotated
+key or a branch taken from the channel kills its tokens at once, checked by gateway.admit in
+the route's own SQL call), `channel` {id, name}; ia tokens add
 `ai_keys` (IAPayload = channel + ai_keys); integrations tokens add `webhooks` and
 `insurer_id` (IntegrationPayload).
 """
@@ -45,7 +47,7 @@ class BranchGuard:
         return {"x-channel-id": claims["sub"]}
 
     def issue(self, channel: dict[str, Any]) -> str:
-        return self.tokens.issue(channel["id"], branch=self.branch,
+        return self.tokens.issue(channel["id"], branch=self.branch, gen=channel["gen"],
                                  channel={"id": channel["id"], "name": channel["name"]},
                                  **self.payload(channel))
 

@@ -1,6 +1,7 @@
-"""`channels create | list | revoke | rotate`: partner channels and their API keys.
+"""`channels create | list | revoke | rotate | packages`: partner channels and their API keys.
 
 The API key is printed once, when created or rotated; the database keeps only its SHA-256.
+A channel sells only the packages it is given (`--package`; `channels packages` changes them).
 Each change goes through an admin.* SQL function, which writes its audit row.
 """
 from __future__ import annotations
@@ -11,7 +12,8 @@ import secrets
 
 import orjson
 
-from app.cli import add_actor, actor, admin, json_object_arg, print_json
+from app.cli import add_actor, actor, admin, admin_connection, fail, json_object_arg, print_json
+from app.db import call_admin
 from app.gateway import BRANCHES
 API_KEY_PREFIX = "ik_"
 
@@ -24,9 +26,23 @@ def new_api_key() -> tuple[str, bytes]:
 def create(args) -> int:
     key, key_hash = new_api_key()
     branches = list(dict.fromkeys(args.branch or ["v1"]))
-    row = admin("admin.create_channel", actor(args), args.name, branches, key_hash,
-                orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(args.integration_payload or {}).decode())
-    print_json({**row, "apiKey": key})
+    # One transaction: a refused package leaves no channel behind.
+    with admin_connection() as conn:
+        row = call_admin(conn, "admin.create_channel", actor(args), args.name, branches, key_hash,
+                         orjson.dumps(args.ia_keys or {}).decode(),
+                         orjson.dumps(args.integration_payload or {}).decode())
+        sold = row if "error" in row else call_admin(conn, "admin.set_channel_packages", actor(args), row["id"],
+                                                     list(dict.fromkeys(args.package or [])))
+        if "error" in sold:
+            conn.rollback()
+            fail(sold["message"])
+    print_json({**row, "packages": sold["packages"], "apiKey": key})
+    return 0
+
+
+def packages(args) -> int:
+    """Replaces the packages a channel may sell; the items it created keep their package."""
+    print_json(admin("admin.set_channel_packages", actor(args), args.id, list(dict.fromkeys(args.package or []))))
     return 0
 
 
@@ -41,8 +57,8 @@ def revoke(args) -> int:
 
 
 def rotate(args) -> int:
-    """A new key for an active channel; the old key stops working at once (tokens already
-    issued with it live on until they expire, or until the channel is revoked)."""
+    """A new key for an active channel; the old key and every token issued with it stop working
+    at once (the new hash bumps the key generation that tokens carry)."""
     key, key_hash = new_api_key()
     row = admin("admin.rotate_channel_key", actor(args), args.id, key_hash)
     print_json({**row, "apiKey": key})
@@ -74,6 +90,8 @@ def register(subparsers) -> None:
     p.add_argument("--ia-keys", type=json_object_arg, metavar="JSON", help="AI service keys (ia branches)")
     p.add_argument("--integration-payload", type=json_object_arg, metavar="JSON",
                    help="webhooks and insurer_id (integrations branches)")
+    p.add_argument("--package", action="append", metavar="UID",
+                   help="a package the channel may sell; repeatable (without any, it sells none)")
     add_actor(p)
     p.set_defaults(func=create)
     p = channels.add_parser("list", help="list channels (never their keys)")
@@ -82,7 +100,13 @@ def register(subparsers) -> None:
     p.add_argument("--id", required=True, type=_uuid)
     add_actor(p)
     p.set_defaults(func=revoke)
-    p = channels.add_parser("rotate", help="give a channel a new API key (printed once); the old one stops working")
+    p = channels.add_parser("rotate", help="give a channel a new API key (printed once); the old one and its tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)
     add_actor(p)
     p.set_defaults(func=rotate)
+    p = channels.add_parser("packages", help="set the packages a channel may sell (replaces the list)")
+    p.add_argument("--id", required=True, type=_uuid)
+    p.add_argument("--package", action="append", metavar="UID",
+                   help="a package the channel may sell; repeatable (none: it sells nothing)")
+    add_actor(p)
+    p.set_defaults(func=packages)

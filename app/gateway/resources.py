@@ -70,7 +70,7 @@ class Validator(_Protected):
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         reply = await self.channel.call(req, "gateway.validate")
         claims = req.context.identity.claims
-        registered = ("iss", "aud", "sub", "iat", "exp", "jti", "branch", "channel")
+        registered = ("iss", "aud", "sub", "iat", "exp", "jti", "branch", "gen", "channel")
         context = {"branch": claims["branch"], "channel": orjson.loads(reply["data"]) if reply["data"] else None,
                    "headers": self.channel.guard.headers(claims), "expires_at": claims["exp"],
                    "payload": {k: v for k, v in claims.items() if k not in registered}}

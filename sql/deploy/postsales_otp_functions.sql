@@ -1,33 +1,25 @@
 -- Deploy insurance:postsales_otp_functions to pg
 -- requires: postsales_otp
 -- requires: claimant_rls
--- OTP issue and verification for the post-sales login. Python draws the 6-digit code from a
--- CSPRNG and sends only its keyed hash (HMAC-SHA256 with OTP_HASH_SECRET, which never enters
--- the database). The rules live here: holder check, 60 s resend cooldown, 5 codes per hour
--- per e-mail, expiry, single use, and failed attempts counted under a row lock.
--- No role may read insurance.postsales_otp: these functions are SECURITY DEFINER.
--- Outcomes are returned, not raised, so that a counted attempt is never rolled back.
+-- requires: client_ip_limits
+-- requires: entry_point_roles
+-- Rework: OTP request and verify are limited per client IP as well as per e-mail (guessing
+-- across many accounts from one address): every request, and every failed verification
+-- (reserved before the compare, refunded on success), counts against the IP's hour.
+-- Both entry points start with their require_role guard.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- postsales_risk_item_ids_by_holder_email(email): ids of the active risk items whose holder
--- beneficiary has this e-mail (the seed's RPC name).
-CREATE FUNCTION postsales.postsales_risk_item_ids_by_holder_email(p_email text) RETURNS bigint[]
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
-  SELECT coalesce(array_agg(DISTINCT ri.id ORDER BY ri.id), '{}')
-    FROM insurance.beneficiaries b
-    JOIN insurance.risk_items ri ON ri.id = b.risk_item_id
-   WHERE b.is_holder AND b.email = lower(p_email) AND ri.status = 'active'
-$$;
-REVOKE ALL ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) TO insurance_service;
+DROP FUNCTION postsales.request_otp(text, bytea, integer), postsales.verify_otp(text, bytea, integer);
 
--- request_otp(email, code_hash, ttl_seconds): issues a code for the e-mail.
+-- request_otp(email, code_hash, ttl_seconds, ip, ip_limit): issues a code for the e-mail.
+-- Every request counts against the client IP's hourly limit first (ip_limit <= 0: none).
 -- Answers {"send": true} when the e-mail has active holder items (mail the code),
 -- {"send": false} when it has none (a row with an unguessable hash is stored all the same, so
 -- cooldown, cap and verification behave alike: no enumeration), or
--- {"error": "OTP_COOLDOWN" | "OTP_RATE_LIMITED", "retry_after": seconds}.
-CREATE FUNCTION postsales.request_otp(p_email text, p_code_hash bytea, p_ttl_seconds integer)
+-- {"error": "OTP_IP_RATE_LIMITED" | "OTP_COOLDOWN" | "OTP_RATE_LIMITED", "retry_after": seconds}.
+CREATE FUNCTION postsales.request_otp(p_email text, p_code_hash bytea, p_ttl_seconds integer,
+                                      p_ip inet, p_ip_limit integer)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -37,10 +29,16 @@ DECLARE
   _count  integer;
   _oldest timestamptz;
   _known  boolean;
+  _wait   integer;
 BEGIN
+  PERFORM insurance.require_role('insurance_anon');
   IF p_ttl_seconds IS NULL OR p_ttl_seconds < 1 OR p_code_hash IS NULL
      OR pg_catalog.length(p_code_hash) <> 32 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'malformed OTP request', DETAIL = 'VALIDATION_ERROR';
+  END IF;
+  _wait := insurance._take_ip_slot('otp_request', p_ip, p_ip_limit);
+  IF _wait IS NOT NULL THEN
+    RETURN jsonb_build_object('error', 'OTP_IP_RATE_LIMITED', 'retry_after', _wait);
   END IF;
   -- One request per e-mail at a time: the cooldown and the cap cannot be raced.
   PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('postsales_otp:' || _email));
@@ -68,23 +66,32 @@ BEGIN
   RETURN jsonb_build_object('send', _known);
 END
 $$;
-REVOKE ALL ON FUNCTION postsales.request_otp(text, bytea, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer) TO insurance_anon, insurance_app;
+REVOKE ALL ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) TO insurance_anon, insurance_app;
 
--- verify_otp(email, code_hash, max_attempts): checks the e-mail's latest code.
+-- verify_otp(email, code_hash, max_attempts, ip, ip_limit): checks the e-mail's latest code.
+-- A failed verification of the client IP is reserved before anything is compared and given
+-- back on success: past ip_limit failures in the hour, nothing is compared (OTP_IP_RATE_LIMITED).
 -- Locks its row, counts the attempt and compares in one step: concurrent guesses queue on the
 -- lock, every failed one is counted, and none is evaluated once max_attempts have failed.
 -- Answers {"ok": true, "email": ...} (the code is consumed) or {"error": code, ...}:
 --   OTP_INVALID (no code, wrong code, already used), OTP_EXPIRED,
 --   OTP_ATTEMPTS_EXHAUSTED with retry_after (seconds until a new code may be requested).
-CREATE FUNCTION postsales.verify_otp(p_email text, p_code_hash bytea, p_max_attempts integer)
+CREATE FUNCTION postsales.verify_otp(p_email text, p_code_hash bytea, p_max_attempts integer,
+                                     p_ip inet, p_ip_limit integer)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _email text := lower(p_email);
   _now   timestamptz := pg_catalog.clock_timestamp();
   _otp   insurance.postsales_otp;
+  _wait  integer;
 BEGIN
+  PERFORM insurance.require_role('insurance_anon');
+  _wait := insurance._take_ip_slot('otp_verify_failure', p_ip, p_ip_limit);
+  IF _wait IS NOT NULL THEN
+    RETURN jsonb_build_object('error', 'OTP_IP_RATE_LIMITED', 'retry_after', _wait);
+  END IF;
   SELECT * INTO _otp FROM insurance.postsales_otp o
    WHERE o.email = _email ORDER BY o.created_at DESC, o.id DESC LIMIT 1
    FOR UPDATE;
@@ -101,13 +108,14 @@ BEGIN
   END IF;
   IF _otp.code_hash = p_code_hash THEN
     UPDATE insurance.postsales_otp SET consumed_at = _now WHERE id = _otp.id;
+    PERFORM insurance._refund_ip_slot('otp_verify_failure', p_ip);
     RETURN jsonb_build_object('ok', true, 'email', _email);
   END IF;
   UPDATE insurance.postsales_otp SET attempts = attempts + 1 WHERE id = _otp.id;
   RETURN jsonb_build_object('error', 'OTP_INVALID');
 END
 $$;
-REVOKE ALL ON FUNCTION postsales.verify_otp(text, bytea, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION postsales.verify_otp(text, bytea, integer) TO insurance_anon, insurance_app;
+REVOKE ALL ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) TO insurance_anon, insurance_app;
 
 COMMIT;

@@ -1,27 +1,21 @@
 -- Deploy insurance:standard_risk_item to pg
--- requires: integrations
--- requires: beneficiaries
--- requires: authorized_claimants
--- The orchestrator's canonical StandardRiskItem, built by one function as JSON, and the
--- read policies the service role needs for it (inserts/updates come with the pipeline).
+-- requires: entry_point_roles
+-- Rework: the require_role guard for direct calls (the app calls it only as insurance_service).
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- The service role (integrations, worker, retry sweep) reads every risk item.
-CREATE POLICY risk_items_select_service ON insurance.risk_items
-  FOR SELECT TO insurance_service USING (true);
-CREATE POLICY beneficiaries_select_service ON insurance.beneficiaries
-  FOR SELECT TO insurance_service USING (true);
-CREATE POLICY authorized_claimants_select_service ON insurance.authorized_claimants
-  FOR SELECT TO insurance_service USING (true);
-
 -- standard_risk_item(id): the item as the orchestrator's StandardRiskItem (jsonb);
 -- raises PT404 RISK_ITEM_NOT_FOUND when the caller cannot see it.
-CREATE FUNCTION integrations.standard_risk_item(risk_item_id bigint) RETURNS jsonb
+CREATE OR REPLACE FUNCTION integrations.standard_risk_item(risk_item_id bigint) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _item jsonb;
 BEGIN
+  -- The app calls it as insurance_service; the begin_* entry points (SECURITY DEFINER, guarded
+  -- themselves, e.g. a holder's post-sales emission) call it as its owner.
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_service');
+  END IF;
   SELECT pg_catalog.jsonb_build_object(
            'id', r.id,
            'uid', r.uid,
@@ -58,7 +52,4 @@ BEGIN
   RETURN _item;
 END
 $$;
-REVOKE ALL ON FUNCTION integrations.standard_risk_item(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.standard_risk_item(bigint) TO insurance_service, insurance_app;
-
 COMMIT;

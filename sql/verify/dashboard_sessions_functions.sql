@@ -9,3 +9,9 @@ BEGIN
   ASSERT dashboard.session_claims(decode(repeat('00', 32), 'hex')) IS NULL;
 END
 $$;
+DO $$
+BEGIN
+  ASSERT to_regprocedure('dashboard.login_failed(text, inet)') IS NULL, 'attempts are reserved by login_user';
+  ASSERT pg_get_functiondef('dashboard.login_user(text, inet)'::regprocedure) LIKE '%require_role%INSERT%';
+END
+$$;

@@ -6,3 +6,9 @@ BEGIN
          'only anon (and the app login) may call authorize';
 END
 $$;
+DO $$
+BEGIN
+  ASSERT pg_get_functiondef('gateway.authorize(bytea, text)'::regprocedure) LIKE '%require_role%key_generation%',
+         'authorize is guarded and returns the key generation';
+END
+$$;

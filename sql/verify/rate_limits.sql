@@ -8,3 +8,10 @@ BEGIN
   ASSERT has_function_privilege('insurance_app', 'gateway.validate(integer)', 'EXECUTE');
 END
 $$;
+DO $$
+BEGIN
+  ASSERT pg_get_functiondef('gateway.admit(integer)'::regprocedure) LIKE '%key_generation%',
+         'admit() checks the key generation';
+  ASSERT pg_get_functiondef('gateway.validate(integer)'::regprocedure) LIKE '%require_role%';
+END
+$$;

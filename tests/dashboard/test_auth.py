@@ -211,3 +211,14 @@ async def test_an_allowed_dashboard_origin_gets_cors_with_credentials(make_user)
         foreign = await conductor.simulate_options(LIST, headers={"Origin": "https://evil.example",
                                                                   "Access-Control-Request-Method": "GET"})
         assert "access-control-allow-origin" not in foreign.headers
+
+
+async def test_without_a_session_the_body_is_not_read(client):
+    """Credentials first: a malformed or oversized body of an unauthenticated mutation is answered
+    UNAUTHORIZED, never with an input or size error."""
+    for body in (b"{not json", b"[" * (2 * 1024 * 1024)):
+        resp = await client.simulate_post("/api/trpc/integrationEmissions.retryEmissions", body=body,
+                                          headers={"Content-Type": "application/json",
+                                                   "Cookie": "dashboard_session=forged"})
+        assert resp.status_code == 401, resp.text
+        assert resp.json["error"]["data"]["code"] == "UNAUTHORIZED"

@@ -39,6 +39,16 @@ def make_channel(admin):
 
 
 @pytest.fixture
+def sell(admin):
+    """Gives a channel packages to sell (as `channels create --package` does)."""
+    def give(channel: dict, *packages: dict) -> None:
+        for package in packages:
+            admin.execute("INSERT INTO insurance.channel_packages (channel_id, package_id) VALUES (%s, %s)",
+                          (channel["id"], package["id"]))
+    return give
+
+
+@pytest.fixture
 def authorize(client):
     """The access token of a channel on a branch, through GET .../auth/authorize."""
     async def get(channel: dict, branch: str = "v1") -> str:

@@ -105,6 +105,7 @@ async def test_equal_secrets_still_do_not_cross_branches(make_channel):
         assert (await conductor.simulate_get(api("v1", "auth/validator"), headers=bearer(token))).status_code == 200
         resp = await conductor.simulate_get(api("v2", "auth/validator"), headers=bearer(token))
     assert resp.status_code == 401 and seed_error(resp) == INVALID
+    assert resp.json["error"]["details"]["belongsTo"] == "gateway/v1"
 
 
 @pytest.mark.parametrize("branch,path", PROTECTED)
@@ -193,3 +194,13 @@ async def test_base_branches_expose_only_the_channel_id(client, make_channel, au
     assert resp.json["data"]["headers"] == {"x-channel-id": channel["id"]}
     assert resp.json["data"]["payload"] == {}
     assert "sk-secret" not in resp.text
+
+
+async def test_narrowing_a_channels_branches_cuts_off_the_tokens_of_the_others(client, admin, make_channel,
+                                                                                authorize):
+    channel = make_channel(branches=("v1", "v2"))
+    v1, v2 = await authorize(channel, "v1"), await authorize(channel, "v2")
+    admin.execute("UPDATE insurance.channels SET branches = '{v1}' WHERE id = %s", (channel["id"],))
+    resp = await client.simulate_get(api("v2", "risk-items"), headers=bearer(v2))
+    assert resp.status_code == 401 and resp.json["error"] == INVALID
+    assert (await client.simulate_get(api("v1", "risk-items"), headers=bearer(v1))).status_code == 200

@@ -32,9 +32,10 @@ def count_items(admin, channel: dict) -> int:
 
 
 @pytest.mark.parametrize("branch", ["v1", "v2"])
-async def test_create_then_read(client, admin, make_package, channel_token, branch):
+async def test_create_then_read(client, admin, make_package, channel_token, sell, branch):
     channel, tokens = channel_token
     package = make_package(variants=("travel", "home"))
+    sell(channel, package)
     body = item_body(package)
     resp = await create(client, tokens[branch], body, branch)
     assert resp.status_code == 201, resp.text
@@ -52,9 +53,12 @@ async def test_create_then_read(client, admin, make_package, channel_token, bran
     assert resp.status_code == 200 and resp.json["data"] == item
 
 
-async def test_a_channel_never_reaches_another_channels_items(client, admin, make_package, make_channel, authorize):
+async def test_a_channel_never_reaches_another_channels_items(client, admin, make_package, make_channel, authorize,
+                                                              sell):
     package = make_package()
     a, b = make_channel(branches=("v1",)), make_channel(branches=("v1",))
+    sell(a, package)
+    sell(b, package)
     token_a, token_b = await authorize(a), await authorize(b)
     body = item_body(package)
     created = (await create(client, token_a, body)).json["data"]
@@ -178,9 +182,12 @@ VALIDATION_CASES = [
 
 
 @pytest.mark.parametrize("override,field", VALIDATION_CASES)
-async def test_invalid_bodies_are_400_with_the_field(client, admin, make_package, channel_token, override, field):
+async def test_invalid_bodies_are_400_with_the_field(client, admin, make_package, channel_token, sell, override,
+                                                     field):
     channel, tokens = channel_token
-    body = {k: v for k, v in {**item_body(make_package()), **override}.items() if v is not None}
+    package = make_package()
+    sell(channel, package)  # a package of another lane is refused first (403 PACKAGE_NOT_ALLOWED)
+    body = {k: v for k, v in {**item_body(package), **override}.items() if v is not None}
     resp = await create(client, tokens["v1"], body)
     assert resp.status_code == 400, resp.text
     assert resp.json["error"]["code"] == "VALIDATION_ERROR"
@@ -213,9 +220,10 @@ async def test_malformed_bodies(client, admin, channel_token):
 
 
 async def test_unknown_package_unsold_variant_and_duplicate(client, admin, make_package, channel_token,
-                                                             make_channel, authorize):
+                                                             make_channel, authorize, sell):
     channel, tokens = channel_token
     package = make_package(variants=("travel", "home"))
+    sell(channel, package)
 
     resp = await create(client, tokens["v1"], item_body(package, package_uid=unique("nope")))
     assert resp.status_code == 422 and resp.json["error"]["code"] == "UNKNOWN_PACKAGE"
@@ -232,11 +240,14 @@ async def test_unknown_package_unsold_variant_and_duplicate(client, admin, make_
     resp = await create(client, tokens["v2"], {**body, "variant": "home"}, "v2")
     assert resp.status_code == 409 and resp.json["error"]["code"] == "DUPLICATE_POLICY"
     other = make_channel(branches=("v1",))
+    sell(other, package)  # two partners selling one package share its policy numbers
     resp = await create(client, await authorize(other), body)
     assert resp.status_code == 409 and resp.json["error"]["code"] == "DUPLICATE_POLICY"
     assert count_items(admin, channel) == 1 and count_items(admin, other) == 0
     # the same policy uid in another package is another policy
-    assert (await create(client, tokens["v1"], {**body, "package_uid": make_package()["uid"]})).status_code == 201
+    another = make_package()
+    sell(channel, another)
+    assert (await create(client, tokens["v1"], {**body, "package_uid": another["uid"]})).status_code == 201
 
 
 async def test_unknown_item_uid_is_404(client, channel_token):

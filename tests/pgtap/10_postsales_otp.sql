@@ -26,18 +26,18 @@ SELECT is(postsales.postsales_risk_item_ids_by_holder_email('otp.cancelled@examp
           'a holder of a cancelled item only has no active items');
 
 SELECT set_config('role', 'insurance_anon', true);
-SELECT is(postsales.request_otp('OTP.Holder@example.com', pg_temp.h('111111'), 600), '{"send": true}',
+SELECT is(postsales.request_otp('OTP.Holder@example.com', pg_temp.h('111111'), 600, NULL, 0), '{"send": true}',
           'a holder e-mail: the code is to be mailed');
-SELECT is(postsales.request_otp('nobody@example.com', pg_temp.h('222222'), 600), '{"send": false}',
+SELECT is(postsales.request_otp('nobody@example.com', pg_temp.h('222222'), 600, NULL, 0), '{"send": false}',
           'an unknown e-mail: same success, no mail');
-SELECT is(postsales.request_otp('otp.cancelled@example.com', pg_temp.h('222222'), 600), '{"send": false}',
+SELECT is(postsales.request_otp('otp.cancelled@example.com', pg_temp.h('222222'), 600, NULL, 0), '{"send": false}',
           'a holder without active items gets no mail');
 SELECT throws_ok('SELECT * FROM insurance.postsales_otp', '42501', NULL, 'no role may read OTP rows');
-SELECT is(postsales.request_otp('otp.holder@example.com', pg_temp.h('333333'), 600) ->> 'error', 'OTP_COOLDOWN',
+SELECT is(postsales.request_otp('otp.holder@example.com', pg_temp.h('333333'), 600, NULL, 0) ->> 'error', 'OTP_COOLDOWN',
           'a second code within 60 s is refused');
-SELECT ok((postsales.request_otp('otp.holder@example.com', pg_temp.h('333333'), 600) ->> 'retry_after')::int
+SELECT ok((postsales.request_otp('otp.holder@example.com', pg_temp.h('333333'), 600, NULL, 0) ->> 'retry_after')::int
           BETWEEN 1 AND 60, 'the cooldown says when to retry');
-SELECT throws_ok($$SELECT postsales.request_otp('otp.holder@example.com', 'short'::bytea, 600)$$, 'PT400',
+SELECT throws_ok($$SELECT postsales.request_otp('otp.holder@example.com', 'short'::bytea, 600, NULL, 0)$$, 'PT400',
                  'malformed OTP request', 'a hash that is not 32 bytes is refused');
 RESET ROLE;
 
@@ -55,15 +55,15 @@ SELECT 'otp.cap@example.com', pg_temp.h('000000'), now() - m * interval '1 minut
 INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at)
 VALUES ('otp.cap@example.com', pg_temp.h('000000'), now() - interval '2 hours', now() - interval '1 hour');
 SELECT set_config('role', 'insurance_anon', true);
-SELECT is(postsales.request_otp('otp.cap@example.com', pg_temp.h('444444'), 600), '{"send": false}',
+SELECT is(postsales.request_otp('otp.cap@example.com', pg_temp.h('444444'), 600, NULL, 0), '{"send": false}',
           'the fifth code of the hour is issued');
 RESET ROLE;
 UPDATE insurance.postsales_otp SET created_at = now() - interval '5 minutes'
  WHERE email = 'otp.cap@example.com' AND created_at = now();
 SELECT set_config('role', 'insurance_anon', true);
-SELECT is(postsales.request_otp('otp.cap@example.com', pg_temp.h('555555'), 600) ->> 'error', 'OTP_RATE_LIMITED',
+SELECT is(postsales.request_otp('otp.cap@example.com', pg_temp.h('555555'), 600, NULL, 0) ->> 'error', 'OTP_RATE_LIMITED',
           'a sixth code within the hour is refused');
-SELECT is((postsales.request_otp('otp.cap@example.com', pg_temp.h('555555'), 600) ->> 'retry_after')::int,
+SELECT is((postsales.request_otp('otp.cap@example.com', pg_temp.h('555555'), 600, NULL, 0) ->> 'retry_after')::int,
           20 * 60, 'retry when the oldest code of the hour leaves the window');
 RESET ROLE;
 SELECT is((SELECT count(*)::int FROM insurance.postsales_otp WHERE email = 'otp.cap@example.com'), 5,
@@ -71,13 +71,13 @@ SELECT is((SELECT count(*)::int FROM insurance.postsales_otp WHERE email = 'otp.
 
 -- ---------------------------------------------------------------- verify
 SELECT set_config('role', 'insurance_anon', true);
-SELECT is(postsales.verify_otp('otp.holder@example.com', pg_temp.h('999999'), 3), '{"error": "OTP_INVALID"}',
+SELECT is(postsales.verify_otp('otp.holder@example.com', pg_temp.h('999999'), 3, NULL, 0), '{"error": "OTP_INVALID"}',
           'a wrong code is refused');
-SELECT is(postsales.verify_otp('OTP.holder@example.com', pg_temp.h('111111'), 3),
+SELECT is(postsales.verify_otp('OTP.holder@example.com', pg_temp.h('111111'), 3, NULL, 0),
           '{"ok": true, "email": "otp.holder@example.com"}', 'the right code verifies');
-SELECT is(postsales.verify_otp('otp.holder@example.com', pg_temp.h('111111'), 3), '{"error": "OTP_INVALID"}',
+SELECT is(postsales.verify_otp('otp.holder@example.com', pg_temp.h('111111'), 3, NULL, 0), '{"error": "OTP_INVALID"}',
           'a used code does not verify again');
-SELECT is(postsales.verify_otp('never@example.com', pg_temp.h('111111'), 3), '{"error": "OTP_INVALID"}',
+SELECT is(postsales.verify_otp('never@example.com', pg_temp.h('111111'), 3, NULL, 0), '{"error": "OTP_INVALID"}',
           'no code for the e-mail');
 RESET ROLE;
 SELECT results_eq($$SELECT attempts, consumed_at IS NOT NULL FROM insurance.postsales_otp
@@ -88,13 +88,13 @@ INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at) V
   ('otp.expired@example.com', pg_temp.h('123456'), now() - interval '20 minutes', now() - interval '10 minutes'),
   ('otp.exhausted@example.com', pg_temp.h('123456'), now(), now() + interval '10 minutes');
 SELECT set_config('role', 'insurance_anon', true);
-SELECT is(postsales.verify_otp('otp.expired@example.com', pg_temp.h('123456'), 3), '{"error": "OTP_EXPIRED"}',
+SELECT is(postsales.verify_otp('otp.expired@example.com', pg_temp.h('123456'), 3, NULL, 0), '{"error": "OTP_EXPIRED"}',
           'an expired code does not verify');
-SELECT is(ARRAY(SELECT postsales.verify_otp('otp.exhausted@example.com', pg_temp.h('000000'), 3) ->> 'error'
+SELECT is(ARRAY(SELECT postsales.verify_otp('otp.exhausted@example.com', pg_temp.h('000000'), 3, NULL, 0) ->> 'error'
                   FROM generate_series(1, 4)),
           ARRAY['OTP_INVALID', 'OTP_INVALID', 'OTP_INVALID', 'OTP_ATTEMPTS_EXHAUSTED'],
           'three wrong guesses are evaluated, the fourth is refused');
-SELECT is(postsales.verify_otp('otp.exhausted@example.com', pg_temp.h('123456'), 3) ->> 'error',
+SELECT is(postsales.verify_otp('otp.exhausted@example.com', pg_temp.h('123456'), 3, NULL, 0) ->> 'error',
           'OTP_ATTEMPTS_EXHAUSTED', 'the right code no longer verifies once attempts are exhausted');
 RESET ROLE;
 SELECT is((SELECT attempts FROM insurance.postsales_otp WHERE email = 'otp.exhausted@example.com'), 5,

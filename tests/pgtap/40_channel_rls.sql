@@ -9,6 +9,9 @@ INSERT INTO insurance.channels (id, name, api_key_hash) VALUES
 INSERT INTO insurance.packages (uid, name) VALUES ('rls-pkg', 'RLS');
 INSERT INTO insurance.package_variants (package_id, code, name)
   SELECT id, 'travel', 'Travel' FROM insurance.packages WHERE uid = 'rls-pkg';
+INSERT INTO insurance.channel_packages (channel_id, package_id)
+  SELECT c.id, p.id FROM insurance.channels c, insurance.packages p
+   WHERE p.uid = 'rls-pkg' AND c.id IN ('aaaaaaaa-0000-4000-8000-000000000001', 'bbbbbbbb-0000-4000-8000-000000000002');
 INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant)
   SELECT p.id, c.channel_id, c.policy_uid, 'travel' FROM insurance.packages p,
          (VALUES ('aaaaaaaa-0000-4000-8000-000000000001'::uuid, 'RLS-A1'),

@@ -11,11 +11,13 @@ INSERT INTO insurance.channels (id, name, api_key_hash, active, revoked_at) VALU
 INSERT INTO insurance.packages (uid, name) VALUES ('fn-pkg', 'Functions');
 INSERT INTO insurance.package_variants (package_id, code, name)
   SELECT id, v, initcap(v) FROM insurance.packages, unnest(ARRAY['travel', 'home']) AS v WHERE uid = 'fn-pkg';
+INSERT INTO insurance.channel_packages (channel_id, package_id)
+  SELECT 'cccccccc-0000-4000-8000-000000000001', id FROM insurance.packages WHERE uid = 'fn-pkg';
 
 -- authorize, as anon
 SELECT set_config('role', 'insurance_anon', true);
 SELECT is(gateway.authorize(public.digest('key-c', 'sha256'), 'v1'),
-          '{"id": "cccccccc-0000-4000-8000-000000000001", "name": "C", "branch": "v1"}'::jsonb,
+          '{"id": "cccccccc-0000-4000-8000-000000000001", "name": "C", "branch": "v1", "gen": 1}'::jsonb,
           'v1: the channel context without payloads');
 SELECT is(gateway.authorize(public.digest('key-c', 'sha256'), 'ia/v1') -> 'ia_keys', '{"api_key": "sk-c"}'::jsonb,
           'ia: the AI keys');
@@ -33,7 +35,7 @@ RESET ROLE;
 
 -- admission, as the channel
 SELECT set_config('role', 'insurance_channel', true),
-       set_config('request.jwt.claims', '{"sub": "cccccccc-0000-4000-8000-000000000001"}', true);
+       set_config('request.jwt.claims', '{"sub": "cccccccc-0000-4000-8000-000000000001", "branch": "v1", "gen": 1}', true);
 SELECT is((gateway.list_risk_items(0, 0, 49, NULL)).rate_limit, NULL, 'limit 0: nothing counted');
 SELECT is(ARRAY[(gateway.admit(2)).rate_remaining, (gateway.admit(2)).rate_remaining, (gateway.admit(2)).rate_remaining],
           ARRAY[1, 0, -1], 'the third call of a minute with limit 2 is over it');

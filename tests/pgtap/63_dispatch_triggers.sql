@@ -30,6 +30,8 @@ SELECT is((SELECT array_agg(body) FROM outbox.http_requests WHERE url = '/api/in
 -- A partner channel inserts items but cannot write the outbox: the trigger crosses for it.
 INSERT INTO insurance.channels (id, name, api_key_hash)
   VALUES ('6363cccc-0000-4000-8000-000000000063', 'pgtap-63', public.digest('pgtap-63-key', 'sha256'));
+INSERT INTO insurance.channel_packages (channel_id, package_id)
+  SELECT '6363cccc-0000-4000-8000-000000000063', id FROM insurance.packages WHERE uid = 'pgtap-63';
 SELECT set_config('role', 'insurance_channel', true),
        set_config('request.jwt.claims', '{"sub": "6363cccc-0000-4000-8000-000000000063"}', true);
 INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant)

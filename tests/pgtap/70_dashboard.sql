@@ -1,21 +1,22 @@
--- Dashboard sessions, failed-login limits and what a dashboard session may read.
+-- Dashboard sessions, login attempt reservations and what a dashboard session may read.
 BEGIN;
 SELECT plan(25);
 
 INSERT INTO insurance.dashboard_users (email, password_hash)
 VALUES ('ops@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA');
 
--- login_user: the hash of an active user, NULL for anyone else.
+-- login_user reserves an attempt, then gives the hash of an active user, NULL for anyone else.
 SELECT is(dashboard.login_user('OPS@pgtap.invalid', '192.0.2.1') ->> 'passwordHash',
           '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA', 'login_user finds the user by e-mail, any case');
 SELECT is(dashboard.login_user('nobody@pgtap.invalid', '192.0.2.1'), NULL, 'an unknown e-mail gives NULL');
 
--- Five failures lock the e-mail out, not another one; the lockout says when to come back.
-SELECT dashboard.login_failed('ops@pgtap.invalid', '192.0.2.1') FROM generate_series(1, 4);
-SELECT lives_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1')$$, 'four failures still let a login try');
-SELECT dashboard.login_failed('ops@pgtap.invalid', '192.0.2.1');
+-- Five attempts per e-mail are reserved before any verification; the sixth is refused, from
+-- any IP, and reserves nothing; another e-mail is not locked out; the lockout says when to come back.
+SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1') FROM generate_series(1, 4);
 SELECT throws_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.9')$$, 'PT429',
-                 'too many failed logins, try again later', 'the fifth failure locks the e-mail out, from any IP');
+                 'too many failed logins, try again later', 'the sixth attempt is refused, from any IP');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 5,
+          'a refused attempt reserves nothing');
 SELECT lives_ok($$SELECT dashboard.login_user('other@pgtap.invalid', '192.0.2.1')$$, 'another e-mail from the same IP may try');
 DO $$
 BEGIN
@@ -29,16 +30,15 @@ END
 $$;
 SELECT ok((SELECT retry_after BETWEEN 1 AND 900 FROM _lockout), 'the lockout hints retryAfter in seconds');
 
--- A window that has ended starts again from one failure.
+-- A window that has ended starts again from one attempt.
 UPDATE insurance.dashboard_login_failures SET window_ends = now() - interval '1 second' WHERE key = 'email:ops@pgtap.invalid';
 SELECT lives_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1')$$, 'an ended window unlocks');
-SELECT dashboard.login_failed('ops@pgtap.invalid', '192.0.2.1');
 SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 1,
-          'a failure after the window counts from one');
-SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 6,
+          'an attempt after the window counts from one');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 8,
           'the IP counter keeps counting in its own window');
 
--- login_succeeded opens a session only for the hash the app verified, and clears the e-mail counter.
+-- login_succeeded opens a session only for the hash the app verified, and refunds the attempt.
 SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', '$argon2id$other', '\x01'::bytea || decode(repeat('00', 31), 'hex'),
                                                     3600, NULL, 'pgtap')$$,
                  'PT401', 'invalid e-mail or password', 'a hash that is not the stored one opens nothing');
@@ -47,8 +47,8 @@ SELECT is((SELECT dashboard.login_succeeded('ops@pgtap.invalid', '$argon2id$v=19
           'ops@pgtap.invalid', 'login_succeeded opens a session');
 SELECT is((SELECT count(*)::int FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 0,
           'a success clears the e-mail counter');
-SELECT is((SELECT count(*)::int FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 1,
-          'but not the IP counter');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 7,
+          'and gives the IP its attempt back');
 SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', 'x', public.digest('t', 'sha256'), 10, NULL, NULL)$$,
                  '22023', NULL, 'a session lifetime under a minute is refused');
 

@@ -20,7 +20,7 @@ import falcon
 import jinja2
 import orjson
 
-from app import db, errors
+from app import db, errors, validation
 from app.dashboard import auth
 
 HERE = Path(__file__).resolve().parent
@@ -47,18 +47,24 @@ def _date(value: str | None, field: str) -> datetime.datetime | None:
 
 def _ids(form: dict[str, Any], name: str) -> list[int]:
     raw = form.get(name) or []
-    raw = raw if isinstance(raw, list) else [raw]
-    try:
-        ids = list(dict.fromkeys(int(v) for v in raw))
-    except ValueError:
-        raise errors.bad_request(f"{name} must be ids", details={"field": name}) from None
-    if not ids or len(ids) > 100 or any(not 0 < i < 2**63 for i in ids):
-        raise errors.bad_request(f"choose between 1 and 100 rows", details={"field": name})
+    ids = list(dict.fromkeys(validation.path_id(v, name) for v in (raw if isinstance(raw, list) else [raw])))
+    if not 0 < len(ids) <= 100:
+        raise errors.bad_request("choose between 1 and 100 rows", details=[{"field": name, "message": "1 to 100 ids"}])
     return ids
 
 
+def _cursor(req: falcon.Request) -> int | None:
+    """The `cursor` parameter (the id the previous page ended at), when given."""
+    raw = req.get_param("cursor")
+    return validation.path_id(raw, "cursor") if raw else None
+
+
 def _path_id(value: str) -> int | None:
-    return int(value) if value.isascii() and value.isdigit() and 0 < len(value) <= 18 and int(value) > 0 else None
+    """The id of a page's path, or None (the page answers 404)."""
+    try:
+        return validation.path_id(value, "id")
+    except errors.ApiError:
+        return None
 
 
 def _local(path: str | None, default: str) -> str:
@@ -104,13 +110,12 @@ class Pages:
             raise errors.ApiError(403, "FORBIDDEN", "origin not allowed")
         if (req.content_type or "").split(";")[0].strip().lower() != falcon.MEDIA_URLENCODED:
             raise errors.ApiError(415, message="a form post is expected")
-        body = (await req.stream.read(64 * 1024 + 1))
-        if len(body) > 64 * 1024:
-            raise errors.ApiError(413, message="form too large")
+        body = await validation.read_body(req, 64 * 1024)  # 413 PAYLOAD_TOO_LARGE, as every surface
         form = falcon.uri.parse_query_string(body.decode("utf-8", "replace"), keep_blank=False)
+        validation.check_value(form)  # no NUL may reach SQL (400 VALIDATION_ERROR)
         token = auth.cookie_token(req)
         given = form.get("csrf")
-        if not (token and isinstance(given, str) and hmac.compare_digest(given, csrf_token(token))):
+        if not (token and isinstance(given, str) and hmac.compare_digest(given.encode(), csrf_token(token).encode())):
             raise errors.ApiError(403, "CSRF_TOKEN_INVALID", "the form's token does not match the session; reload the page")
         return form
 
@@ -135,13 +140,12 @@ class Pages:
             f[name] = f[name].upper()
             if f[name] and not (f[name].replace("_", "").isalnum() and f[name].isascii() and len(f[name]) <= 64):
                 raise errors.bad_request(f"{name} is a code such as PROVIDER_A", details={"field": name})
-        if f["cursor"] and not (f["cursor"].isascii() and f["cursor"].isdigit() and len(f["cursor"]) <= 19):
-            raise errors.bad_request("cursor is the number the previous page gave", details={"field": "cursor"})
+        cursor = _cursor(req)
         until = _date(f["until"], "until")
         page = await self._call(
             claims, "dashboard.list_emissions", [f["status"]] if f["status"] else None, f["provider"] or None,
             f["event"] or None, _date(f["since"], "since"), until + datetime.timedelta(days=1) if until else None,
-            int(f["cursor"]) if f["cursor"] else None, PAGE_SIZE)
+            cursor, PAGE_SIZE)
         filters = {k: v for k, v in f.items() if v and k != "cursor"}
         next_url = (f"/backoffice/emissions?{urlencode({**filters, 'cursor': page['nextCursor']})}"
                     if page["nextCursor"] else None)
@@ -163,7 +167,7 @@ class Pages:
 
     async def on_get_outbox(self, req, resp) -> None:
         claims, user = await self._session(req)
-        cursor = req.get_param_as_int("cursor", min_value=1)
+        cursor = _cursor(req)
         dead = req.get_param("state") == "dead"
         page = await self._call(claims, "dashboard.list_outbox", dead, cursor, PAGE_SIZE)
         state = "dead" if dead else "waiting"
@@ -173,7 +177,7 @@ class Pages:
 
     async def on_get_audit(self, req, resp) -> None:
         claims, user = await self._session(req)
-        cursor = req.get_param_as_int("cursor", min_value=1)
+        cursor = _cursor(req)
         page = await self._call(claims, "dashboard.list_audit", cursor, PAGE_SIZE)
         self._render(resp, "audit.html", req, user, page=page,
                      next_url=f"/backoffice/audit?cursor={page['nextCursor']}" if page["nextCursor"] else None)

@@ -94,6 +94,7 @@ async def retry(client, session, ids, csrf=None, origin=None, next_path="/backof
 async def test_a_retry_needs_the_csrf_token_and_the_same_origin(client, session, make_risk_item, make_emission, admin):
     em = make_emission(make_risk_item()["id"], status="ABANDONED")
     assert (await retry(client, session, [em["id"]], csrf="forged")).status_code == 403
+    assert (await retry(client, session, [em["id"]], csrf="%C3%8D")).status_code == 403  # not ASCII: still a 403
     assert (await retry(client, session, [em["id"]], origin="https://evil.example")).status_code == 403
     assert admin.execute("SELECT status FROM insurance.integration_emissions WHERE id = %s",
                          (em["id"],)).fetchone()["status"] == "ABANDONED", "a refused retry changes nothing"

@@ -1,0 +1,113 @@
+-- Deploy insurance:postsales_otp_functions to pg
+-- requires: postsales_otp
+-- requires: claimant_rls
+-- OTP issue and verification for the post-sales login. Python draws the 6-digit code from a
+-- CSPRNG and sends only its keyed hash (HMAC-SHA256 with OTP_HASH_SECRET, which never enters
+-- the database). The rules live here: holder check, 60 s resend cooldown, 5 codes per hour
+-- per e-mail, expiry, single use, and failed attempts counted under a row lock.
+-- No role may read insurance.postsales_otp: these functions are SECURITY DEFINER.
+-- Outcomes are returned, not raised, so that a counted attempt is never rolled back.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+-- postsales_risk_item_ids_by_holder_email(email): ids of the active risk items whose holder
+-- beneficiary has this e-mail (the seed's RPC name).
+CREATE FUNCTION postsales.postsales_risk_item_ids_by_holder_email(p_email text) RETURNS bigint[]
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
+  SELECT coalesce(array_agg(DISTINCT ri.id ORDER BY ri.id), '{}')
+    FROM insurance.beneficiaries b
+    JOIN insurance.risk_items ri ON ri.id = b.risk_item_id
+   WHERE b.is_holder AND b.email = lower(p_email) AND ri.status = 'active'
+$$;
+REVOKE ALL ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) TO insurance_service;
+
+-- request_otp(email, code_hash, ttl_seconds): issues a code for the e-mail.
+-- Answers {"send": true} when the e-mail has active holder items (mail the code),
+-- {"send": false} when it has none (a row with an unguessable hash is stored all the same, so
+-- cooldown, cap and verification behave alike: no enumeration), or
+-- {"error": "OTP_COOLDOWN" | "OTP_RATE_LIMITED", "retry_after": seconds}.
+CREATE FUNCTION postsales.request_otp(p_email text, p_code_hash bytea, p_ttl_seconds integer)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _email  text := lower(p_email);
+  _now    timestamptz := pg_catalog.now();
+  _last   timestamptz;
+  _count  integer;
+  _oldest timestamptz;
+  _known  boolean;
+BEGIN
+  IF p_ttl_seconds IS NULL OR p_ttl_seconds < 1 OR p_code_hash IS NULL
+     OR pg_catalog.length(p_code_hash) <> 32 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'malformed OTP request', DETAIL = 'VALIDATION_ERROR';
+  END IF;
+  -- One request per e-mail at a time: the cooldown and the cap cannot be raced.
+  PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('postsales_otp:' || _email));
+
+  DELETE FROM insurance.postsales_otp o WHERE o.email = _email AND o.created_at < _now - interval '1 hour'
+     AND o.expires_at < _now;
+
+  SELECT max(o.created_at), count(*), min(o.created_at) INTO _last, _count, _oldest
+    FROM insurance.postsales_otp o
+   WHERE o.email = _email AND o.created_at > _now - interval '1 hour';
+
+  IF _last > _now - interval '60 seconds' THEN
+    RETURN jsonb_build_object('error', 'OTP_COOLDOWN', 'retry_after',
+      greatest(1, ceil(extract(epoch FROM _last + interval '60 seconds' - _now))::integer));
+  END IF;
+  IF _count >= 5 THEN
+    RETURN jsonb_build_object('error', 'OTP_RATE_LIMITED', 'retry_after',
+      greatest(1, ceil(extract(epoch FROM _oldest + interval '1 hour' - _now))::integer));
+  END IF;
+
+  _known := pg_catalog.cardinality(postsales.postsales_risk_item_ids_by_holder_email(_email)) > 0;
+  INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at)
+  VALUES (_email, CASE WHEN _known THEN p_code_hash ELSE public.gen_random_bytes(32) END,
+          _now, _now + pg_catalog.make_interval(secs => p_ttl_seconds));
+  RETURN jsonb_build_object('send', _known);
+END
+$$;
+REVOKE ALL ON FUNCTION postsales.request_otp(text, bytea, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer) TO insurance_anon, insurance_app;
+
+-- verify_otp(email, code_hash, max_attempts): checks the e-mail's latest code.
+-- Locks its row, counts the attempt and compares in one step: concurrent guesses queue on the
+-- lock, every failed one is counted, and none is evaluated once max_attempts have failed.
+-- Answers {"ok": true, "email": ...} (the code is consumed) or {"error": code, ...}:
+--   OTP_INVALID (no code, wrong code, already used), OTP_EXPIRED,
+--   OTP_ATTEMPTS_EXHAUSTED with retry_after (seconds until a new code may be requested).
+CREATE FUNCTION postsales.verify_otp(p_email text, p_code_hash bytea, p_max_attempts integer)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _email text := lower(p_email);
+  _now   timestamptz := pg_catalog.clock_timestamp();
+  _otp   insurance.postsales_otp;
+BEGIN
+  SELECT * INTO _otp FROM insurance.postsales_otp o
+   WHERE o.email = _email ORDER BY o.created_at DESC, o.id DESC LIMIT 1
+   FOR UPDATE;
+  IF NOT FOUND OR _otp.consumed_at IS NOT NULL THEN
+    RETURN jsonb_build_object('error', 'OTP_INVALID');
+  END IF;
+  IF _otp.expires_at <= _now THEN
+    RETURN jsonb_build_object('error', 'OTP_EXPIRED');
+  END IF;
+  IF _otp.attempts >= p_max_attempts THEN
+    UPDATE insurance.postsales_otp SET attempts = attempts + 1 WHERE id = _otp.id;
+    RETURN jsonb_build_object('error', 'OTP_ATTEMPTS_EXHAUSTED', 'retry_after',
+      greatest(1, ceil(extract(epoch FROM _otp.created_at + interval '60 seconds' - _now))::integer));
+  END IF;
+  IF _otp.code_hash = p_code_hash THEN
+    UPDATE insurance.postsales_otp SET consumed_at = _now WHERE id = _otp.id;
+    RETURN jsonb_build_object('ok', true, 'email', _email);
+  END IF;
+  UPDATE insurance.postsales_otp SET attempts = attempts + 1 WHERE id = _otp.id;
+  RETURN jsonb_build_object('error', 'OTP_INVALID');
+END
+$$;
+REVOKE ALL ON FUNCTION postsales.verify_otp(text, bytea, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.verify_otp(text, bytea, integer) TO insurance_anon, insurance_app;
+
+COMMIT;

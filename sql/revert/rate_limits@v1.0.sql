@@ -1,0 +1,7 @@
+-- Revert insurance:rate_limits from pg
+BEGIN;
+DROP FUNCTION gateway.validate(integer);
+DROP FUNCTION gateway.admit(integer);
+DROP TYPE gateway.reply;
+DROP TABLE insurance.rate_limits;
+COMMIT;

@@ -1,0 +1,56 @@
+"""Nothing waits forever: a held lock answers 503 DATABASE_BUSY with Retry-After after the
+login's lock_timeout (2 s, migration role_timeouts), and so does a request that cannot get a
+pooled connection within DB_ACQUIRE_TIMEOUT."""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import falcon.testing
+import psycopg
+import pytest
+
+from app.app import create_app
+from app.config import Config
+from tests.conftest import child_environ, unique
+
+OTP_REQUEST = "/api/postsales/v1/auth/otp/request"
+
+
+@pytest.fixture
+def held_otp_lock():
+    """An operator session holding the advisory lock that request_otp takes for one e-mail."""
+    email = f"{unique('locked')}@example.com"
+    with psycopg.connect(os.environ["ADMIN_DATABASE_URL"], autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(hashtext('postsales_otp:' || %s))", (email,))
+        yield email
+
+
+def assert_busy(resp) -> None:
+    assert resp.status_code == 503, resp.text
+    assert resp.json["error"]["code"] == "DATABASE_BUSY"
+    assert resp.headers["Retry-After"] == "1"
+
+
+async def test_a_held_lock_is_503_database_busy_after_the_lock_timeout(client, held_otp_lock):
+    started = time.monotonic()
+    async with asyncio.timeout(10):  # without the lock_timeout it would wait as long as the lock
+        resp = await client.simulate_post(OTP_REQUEST, json={"email": held_otp_lock})
+    assert_busy(resp)
+    assert 1.5 < time.monotonic() - started < 4.5, "the role's lock_timeout (2 s) ended the wait"
+
+
+async def test_no_pooled_connection_in_time_is_503_database_busy(held_otp_lock):
+    config = Config.from_env(child_environ(DB_POOL_MIN="1", DB_POOL_MAX="1", DB_ACQUIRE_TIMEOUT="0.3"))
+    async with falcon.testing.ASGIConductor(create_app(config)) as client, asyncio.timeout(10):
+        stuck = asyncio.ensure_future(client.simulate_post(OTP_REQUEST, json={"email": held_otp_lock}))
+        await asyncio.sleep(0.2)  # the only connection now waits for the lock
+        started = time.monotonic()
+        other = await client.simulate_get("/api/postsales/v1/me/risk-items",
+                                          headers={"Authorization": "Bearer a.b.c"})
+        assert other.status_code == 401, "no database call: no wait"
+        waiting = await client.simulate_post(OTP_REQUEST, json={"email": f"{unique('free')}@example.com"})
+        assert_busy(waiting)
+        assert time.monotonic() - started < 1.5, "DB_ACQUIRE_TIMEOUT ended the wait, not the lock"
+        assert_busy(await stuck)
