@@ -26,7 +26,6 @@ import asyncpg
 import orjson
 import structlog
 
-from app.errors import database_busy
 
 log = structlog.get_logger("app.db")
 
@@ -92,6 +91,13 @@ def call_admin(conn, function: str, *args: Any) -> Any:
     raw = conn.execute(f"SELECT {function}({placeholders})::text AS value", args).fetchone()
     row = raw["value"] if isinstance(raw, dict) else raw[0]
     return None if row is None else orjson.loads(row)
+
+
+def _busy():
+    # Imported when needed: the worker uses this module and not the HTTP stack (falcon) that
+    # app.errors brings (README "Memory").
+    from app.errors import database_busy
+    return database_busy()
 
 
 class Identity:
@@ -181,12 +187,12 @@ class Database:
             async with asyncio.timeout(self.acquire_timeout):
                 await self._gate.acquire()
         except TimeoutError:
-            raise database_busy() from None
+            raise _busy() from None
         try:
             try:
                 conn = await self.pool.acquire(timeout=self.acquire_timeout)
             except asyncio.TimeoutError:
-                raise database_busy() from None
+                raise _busy() from None
             try:
                 return await conn.fetchval(sql, role, second, *args)
             finally:

@@ -8,15 +8,23 @@
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- session_claims_or_deny(token_hash): the claims (JSON text) of a live dashboard session;
--- PT401 UNAUTHORIZED when it is unknown, expired or revoked, or its user is deactivated.
+-- session_claims_or_deny(token_hash): the claims (JSON text) of a live dashboard session, as
+-- dashboard.session_claims builds them (that one is the anonymous role's, and this runs after
+-- the switch to insurance_dashboard); PT401 UNAUTHORIZED when the session is unknown, expired
+-- or revoked, or its user is deactivated.
 CREATE FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) RETURNS text
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _claims jsonb;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
-  _claims := dashboard.session_claims(_token_hash);
+  SELECT jsonb_build_object('sub', u.id::text, 'email', u.email, 'role', 'dashboard',
+                            'sessionExpiresAt', s.expires_at)
+    INTO _claims
+    FROM insurance.dashboard_sessions s
+    JOIN insurance.dashboard_users u ON u.id = s.user_id
+   WHERE s.token_hash = _token_hash AND s.revoked_at IS NULL AND s.expires_at > pg_catalog.now()
+     AND u.active;
   IF _claims IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'A valid dashboard session is required',
                           DETAIL = 'UNAUTHORIZED';

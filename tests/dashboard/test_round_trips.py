@@ -8,18 +8,33 @@ from tests.dashboard.test_emissions import query
 
 
 class _Counting:
-    """The real pool, with the statements sent through it written down."""
+    """The real pool, with the statements sent through its connections written down."""
 
     def __init__(self, pool) -> None:
         self._pool = pool
         self.statements: list[str] = []
 
-    async def fetchval(self, sql, *args):
-        self.statements.append(sql)
-        return await self._pool.fetchval(sql, *args)
+    async def acquire(self, *args, **kwargs):
+        return _CountingConnection(await self._pool.acquire(*args, **kwargs), self.statements)
+
+    async def release(self, conn, *args, **kwargs):
+        return await self._pool.release(conn.real, *args, **kwargs)
 
     def __getattr__(self, name):
         return getattr(self._pool, name)
+
+
+class _CountingConnection:
+    def __init__(self, real, statements: list[str]) -> None:
+        self.real = real
+        self.statements = statements
+
+    async def fetchval(self, sql, *args, **kwargs):
+        self.statements.append(sql)
+        return await self.real.fetchval(sql, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
 
 
 @contextlib.contextmanager
