@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from app.sandbox.credentials import PROVIDER_A_API_KEY
 from tests.integrations.conftest import final, insert_items, start_stack, wait_for  # noqa: F401 (a fixture)
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -96,6 +97,9 @@ def test_an_operator_retries_an_abandoned_emission_in_the_browser(stack, browser
         page.wait_for_url(f"**/backoffice/emissions/{emission['id']}")
         assert page.locator("[data-status]").inner_text() == "ABANDONED"
         assert "PROVIDER_REJECTED" in page.content() or "HTTP 400" in page.content()
+        page.get_by_text("Request payload (secrets masked)").click()  # what was sent, key masked
+        payload = page.locator("details pre").first.inner_text()
+        assert "policies" in payload and PROVIDER_A_API_KEY not in page.content()
         shot(page, "3-detail")
 
         # 4. Retry it, the sandbox healed (its one fault was used up; none is left).
