@@ -40,10 +40,11 @@ bench-gateway: setup
 bench-orchestrator: setup
 	@.venv/bin/python bench/orchestrator.py
 
-## Emissions per second end to end (1 and 2 workers) against procrastinate and pgbench.
+## Emissions per second end to end (1 and 2 workers) against procrastinate and pgbench;
+## `make bench-emissions ARGS="--api-workers 2"` also runs them with two API processes.
 bench-emissions: setup
 	@.venv/bin/python -c 'import procrastinate' 2>/dev/null || .venv/bin/pip install -q -e '.[bench]'
-	@.venv/bin/python bench/emissions.py
+	@.venv/bin/python bench/emissions.py $(ARGS)
 
 ## tRPC queries behind a session cookie against the bare endpoint.
 bench-trpc: setup

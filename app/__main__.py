@@ -9,7 +9,14 @@ from __future__ import annotations
 import importlib
 import sys
 
-from app.cli import Parser
+# structlog looks for rich (pretty console tracebacks) and greenlet when they are installed:
+# in a development venv the test tools bring them (schemathesis, playwright). Our processes
+# log JSON and run no greenlets, so they do not load them: about 6 MB of each API and worker
+# process (README "Memory"). The tests, which import the app themselves, keep them.
+for _optional in ("rich", "greenlet"):
+    sys.modules.setdefault(_optional, None)
+
+from app.cli import Parser  # noqa: E402
 
 # Command -> the module whose `register(subparsers)` adds it; each sets `func(args) -> int`.
 COMMANDS = {

@@ -1,7 +1,14 @@
 """ASGI entry point for uvicorn: `uvicorn app.asgi:app`."""
-from app.app import create_app
-from app.config import Config
-from app.logging import configure
+import sys
+
+# As in app/__main__.py: structlog would load rich and greenlet wherever the test tools
+# installed them; a served process needs neither (about 6 MB).
+for _optional in ("rich", "greenlet"):
+    sys.modules.setdefault(_optional, None)
+
+from app.app import create_app  # noqa: E402
+from app.config import Config  # noqa: E402
+from app.logging import configure  # noqa: E402
 
 _config = Config.from_env()
 configure(_config.log_level)

@@ -1,7 +1,11 @@
 """Configuration: a class with development defaults that the environment overrides.
 
 Nothing is read at import time; `Config.from_env()` is called by `create_app` and the
-command line. In production (`APP_ENV=production`) a missing or short secret stops start-up.
+command line. In production (`APP_ENV=production`) a missing or short secret stops start-up,
+and the message names every one. In development the secrets the environment does not set come
+from one git-ignored file (`DEV_ENV_FILE`, default `.env.development`, mode 0600), written by
+the first process that needs it: `make run`, its API, its worker and any `python -m app
+worker` or `serve` started by hand beside it then sign and verify with the same secrets.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ SECRET_NAMES = (
     "OTP_HASH_SECRET",
 )
 MIN_SECRET_BYTES = 32
+DEV_ENV_FILE = ROOT / ".env.development"
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -33,6 +38,56 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 class ConfigError(ValueError):
     """A configuration value is missing or malformed; start-up must stop."""
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """NAME=value lines (blank lines and # comments skipped) of an env file."""
+    found = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            name, _, value = line.partition("=")
+            found[name.strip()] = value.strip()
+    return found
+
+
+def development_secrets(path: Path) -> dict[str, str]:
+    """The development secrets of `path`, written once (mode 0600) by whichever process comes
+    first; O_EXCL makes two processes starting at once agree on one file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        found = read_env_file(path)
+        if all(found.get(name) for name in SECRET_NAMES):
+            return found
+        fd = None  # an older file without some names: add them (still this machine's only)
+    values = {name: secrets.token_urlsafe(48) for name in SECRET_NAMES}
+    if fd is None:
+        values.update({k: v for k, v in read_env_file(path).items() if v})
+        tmp = path.with_name(path.name + f".{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        _write_secrets(fd, values)
+        os.replace(tmp, path)
+    else:
+        _write_secrets(fd, values)
+    return values
+
+
+def _write_secrets(fd: int, values: dict[str, str]) -> None:
+    with os.fdopen(fd, "w") as out:
+        out.write("# Development secrets, generated once by python -m app (see .env.example).\n"
+                  "# Every development process reads them; never use them in production.\n")
+        out.writelines(f"{name}={value}\n" for name, value in values.items())
+
+
+def missing_secrets(env: dict[str, str]) -> list[str]:
+    """'NAME is missing' / 'NAME is shorter than 32 bytes', for every secret production needs."""
+    problems = []
+    for name in SECRET_NAMES:
+        value = env.get(name, "")
+        if len(value.encode()) < MIN_SECRET_BYTES:
+            problems.append(f"{name} is {'missing' if not value else f'shorter than {MIN_SECRET_BYTES} bytes'}")
+    return problems
 
 
 def parse_duration(name: str, value: str) -> int:
@@ -66,6 +121,15 @@ def _float(env: dict[str, str], name: str, default: float) -> float:
         raise ConfigError(f"{name}={raw!r} is not a number") from None
 
 
+def _listen_url(env: dict[str, str], database_url: str) -> str:
+    """DATABASE_LISTEN_URL: a direct connection for the worker's LISTEN (PgBouncer's transaction
+    pooling cannot carry it); 'none' to poll only; unset: DATABASE_URL itself."""
+    value = env.get("DATABASE_LISTEN_URL", "").strip()
+    if value.lower() == "none":
+        return ""
+    return value or database_url
+
+
 def _positive_float(env: dict[str, str], name: str, default: float) -> float:
     value = _float(env, name, default)
     if not 0 < value < 86400:
@@ -80,6 +144,8 @@ class Config:
     admin_database_url: str = "postgresql://postgres@127.0.0.1:5432/insurance"
     db_pool_min: int = 2
     db_pool_max: int = 10
+    db_statement_cache_size: int = 256
+    database_listen_url: str = ""  # the worker's LISTEN connection; "" = polling only
     db_acquire_timeout: float = 3.0
     host: str = "127.0.0.1"
     port: int = 8000
@@ -141,13 +207,18 @@ class Config:
             raise ConfigError(f"APP_ENV={mode!r} must be development, test or production")
         found: dict[str, str] = {}
         generated: list[str] = []
+        if mode == "production":
+            problems = missing_secrets(env)
+            if problems:
+                raise ConfigError("production refuses to start: " + "; ".join(problems)
+                                  + " (see .env.example)")
+        file_secrets: dict[str, str] = {}
+        if mode == "development" and not all(env.get(name) for name in SECRET_NAMES):
+            file_secrets = development_secrets(Path(env.get("DEV_ENV_FILE") or DEV_ENV_FILE))
         for name in SECRET_NAMES:
-            value = env.get(name, "")
-            if mode == "production" and len(value.encode()) < MIN_SECRET_BYTES:
-                state = "missing" if not value else f"shorter than {MIN_SECRET_BYTES} bytes"
-                raise ConfigError(f"{name} is {state}; production refuses to start without it")
+            value = env.get(name) or file_secrets.get(name, "")
             if not value:
-                value = secrets.token_urlsafe(48)  # ephemeral: tokens die with the process
+                value = secrets.token_urlsafe(48)  # test mode: ephemeral, tokens die with the process
                 generated.append(name)
             found[name] = value
         port = _int(env, "PORT", 8000, 1)
@@ -165,6 +236,8 @@ class Config:
             admin_database_url=env.get("ADMIN_DATABASE_URL", cls.admin_database_url),
             db_pool_min=_int(env, "DB_POOL_MIN", cls.db_pool_min, 1),
             db_pool_max=_int(env, "DB_POOL_MAX", cls.db_pool_max, 1),
+            db_statement_cache_size=_int(env, "DB_STATEMENT_CACHE_SIZE", cls.db_statement_cache_size),
+            database_listen_url=_listen_url(env, env.get("DATABASE_URL", cls.database_url)),
             db_acquire_timeout=_float(env, "DB_ACQUIRE_TIMEOUT", cls.db_acquire_timeout),
             host=host,
             port=port,

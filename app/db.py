@@ -26,7 +26,6 @@ import asyncpg
 import orjson
 import structlog
 
-from app.errors import database_busy
 
 log = structlog.get_logger("app.db")
 
@@ -46,10 +45,19 @@ _AS_ROLE = ("(SELECT set_config('role', $1, true), "
             "set_config('request.jwt.claims', $2, true) OFFSET 0) AS _auth")
 
 
-def _call_sql(function: str, argc: int) -> str:
-    if not _FUNCTION_NAME.match(function):
-        raise ValueError(f"not a schema-qualified function name: {function!r}")
-    return f"SELECT {function}({', '.join(f'${i}' for i in range(3, argc + 3))}) FROM {_AS_ROLE}"
+# The same, with the claims computed in the statement by a function of $2 (a session token's
+# hash): the session is resolved in the call's own round trip. That function runs after the
+# role switch and raises when the session is not live.
+_AS_SESSION = ("(SELECT set_config('role', $1, true), "
+               "set_config('request.jwt.claims', {claims}($2), true) OFFSET 0) AS _auth")
+
+
+def _call_sql(function: str, argc: int, claims_function: str | None = None) -> str:
+    for name in (function, claims_function or "a.b"):
+        if not _FUNCTION_NAME.match(name):
+            raise ValueError(f"not a schema-qualified function name: {name!r}")
+    source = _AS_SESSION.format(claims=claims_function) if claims_function else _AS_ROLE
+    return f"SELECT {function}({', '.join(f'${i}' for i in range(3, argc + 3))}) FROM {source}"
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -85,30 +93,49 @@ def call_admin(conn, function: str, *args: Any) -> Any:
     return None if row is None else orjson.loads(row)
 
 
+def _busy():
+    # Imported when needed: the worker uses this module and not the HTTP stack (falcon) that
+    # app.errors brings (README "Memory").
+    from app.errors import database_busy
+    return database_busy()
+
+
 class Identity:
     """Who a call runs as: a surface role and the claims (JSON text) that SQL reads through
     insurance.claim(). The credential hooks of app/auth.py put one on `req.context.identity`."""
 
-    __slots__ = ("role", "claims_json")
+    __slots__ = ("role", "claims_json", "claims_from")
 
-    def __init__(self, role: str, claims_json: str | None) -> None:
+    def __init__(self, role: str, claims_json: str | None,
+                 claims_from: tuple[str, Any] | None = None) -> None:
         self.role = role
         self.claims_json = claims_json
+        # (function, argument): the claims are computed by the call's own statement instead,
+        # e.g. a session looked up and checked in the same round trip (call_in_session).
+        self.claims_from = claims_from
 
 
 class Database:
     """Calls SQL functions by name as a given role; holds no SQL text of its own."""
 
     def __init__(self, dsn: str, min_size: int = 2, max_size: int = 10,
-                 acquire_timeout: float | None = 3.0) -> None:
+                 statement_cache_size: int = 256, acquire_timeout: float | None = 3.0) -> None:
         self.dsn = dsn
+        self.statement_cache_size = statement_cache_size
         self.min_size = min_size
         self.max_size = max_size
         self.acquire_timeout = acquire_timeout
         self.pool: asyncpg.Pool | None = None
-        self._sql: dict[tuple[str, int], str] = {}
+        self._gate: asyncio.Semaphore | None = None
+        self._sql: dict[tuple[str, int, str | None], str] = {}
 
     async def open(self) -> None:
+        # Callers queue here, first come first served, and find a free connection in the
+        # pool. asyncpg's own wait (asyncio.Queue.get) is not fair: a waiter woken by a
+        # release loses the connection to a newly arrived request and goes to the back of the
+        # queue. With 64 connections on a pool of 10 that made the holder route's p99 6-9x its
+        # median; behind this gate it stays near the bare endpoint's (bench/postsales.py).
+        self._gate = asyncio.Semaphore(self.max_size)
         try:
             self.pool = await self._create_pool(self.min_size)
         except (OSError, asyncpg.PostgresError) as exc:
@@ -119,7 +146,10 @@ class Database:
     def _create_pool(self, min_size: int):
         return asyncpg.create_pool(
             self.dsn, min_size=min_size, max_size=self.max_size, init=_init_connection,
-            statement_cache_size=256,  # every call is then one Bind/Execute of a prepared statement
+            # 256: every call is then one Bind/Execute of a prepared statement. 0 through
+            # PgBouncer in transaction mode before 1.21 (DB_STATEMENT_CACHE_SIZE), where a
+            # named statement prepared on one server connection is unknown on the next.
+            statement_cache_size=self.statement_cache_size,
             reset=_keep_session,
         )
 
@@ -135,24 +165,45 @@ class Database:
         a scalar, or a composite (an asyncpg Record). A set-returning function would be
         evaluated in an order SQL does not promise, so none is called this way.
         """
+        return await self._fetchval(function, None, role, claims or "", args)
+
+    async def call_in_session(self, role: str, claims_function: str, session: bytes, function: str,
+                              *args: Any) -> Any:
+        """`function(*args)` as `role` with the claims that `claims_function(session)` answers,
+        computed in the same statement: one round trip for the session and the call."""
+        return await self._fetchval(function, claims_function, role, session, args)
+
+    async def _fetchval(self, function: str, claims_function: str | None, role: str, second: Any,
+                        args: tuple) -> Any:
         assert self.pool is not None, "Database.open() was not awaited"
-        key = (function, len(args))
+        key = (function, len(args), claims_function)
         sql = self._sql.get(key)
         if sql is None:
-            sql = self._sql[key] = _call_sql(function, len(args))
+            sql = self._sql[key] = _call_sql(function, len(args), claims_function)
         # Waiting for a pooled connection ends too (DB_ACQUIRE_TIMEOUT): 503 DATABASE_BUSY, as
         # when the login's statement_timeout or lock_timeout passes (migration role_timeouts).
+        # The wait is at the gate (see open()); behind it a connection is free at once.
         try:
-            conn = await self.pool.acquire(timeout=self.acquire_timeout)
-        except asyncio.TimeoutError:
-            raise database_busy() from None
+            async with asyncio.timeout(self.acquire_timeout):
+                await self._gate.acquire()
+        except TimeoutError:
+            raise _busy() from None
         try:
-            return await conn.fetchval(sql, role, claims or "", *args)
+            try:
+                conn = await self.pool.acquire(timeout=self.acquire_timeout)
+            except asyncio.TimeoutError:
+                raise _busy() from None
+            try:
+                return await conn.fetchval(sql, role, second, *args)
+            finally:
+                await self.pool.release(conn)
         finally:
-            await self.pool.release(conn)
+            self._gate.release()
 
     def call_as(self, identity: Identity, function: str, *args: Any):
         """`call` as the identity a credential hook verified (its role and claims)."""
+        if identity.claims_from is not None:
+            return self.call_in_session(identity.role, *identity.claims_from, function, *args)
         return self.call(identity.role, identity.claims_json, function, *args)
 
     async def ping(self) -> list[str]:

@@ -10,18 +10,24 @@ import asyncio
 from email.message import EmailMessage
 from urllib.parse import unquote, urlsplit
 
-import jinja2
+import functools
+
 import structlog
 
 from app.config import Config, ConfigError
 
 log = structlog.get_logger("app.mail")
 
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("app", "templates"),
-    autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
-    undefined=jinja2.StrictUndefined,
-)
+@functools.cache
+def _templates():
+    """Loaded at the first mail, not at start: jinja2 is about 4 MB of an API process
+    that may never send one (README "Memory")."""
+    import jinja2
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("app", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default=False),
+        undefined=jinja2.StrictUndefined,
+    )
 
 
 def describe_duration(seconds: int) -> str:
@@ -61,8 +67,8 @@ class Mailer:
         message["From"] = self.mail_from
         message["To"] = to
         message["Subject"] = f"Your access code: {code}"
-        message.set_content(_TEMPLATES.get_template("otp_email.txt.j2").render(context))
-        message.add_alternative(_TEMPLATES.get_template("otp_email.html.j2").render(context), subtype="html")
+        message.set_content(_templates().get_template("otp_email.txt.j2").render(context))
+        message.add_alternative(_templates().get_template("otp_email.html.j2").render(context), subtype="html")
         return message
 
     async def send(self, message: EmailMessage) -> None:

@@ -15,27 +15,29 @@ import jwt
 import orjson
 
 from app.db import SERVICE, Identity
-from app.errors import ApiError
 
 ALGORITHM = "HS256"
 LEEWAY_SECONDS = 10
 ISSUER = "insurance-backend"
 
 
-class TokenError(ApiError):
-    pass
+def _error(status: int, code: str, message: str):
+    # Imported here: the worker issues tokens and never verifies one, so it does not carry
+    # the HTTP stack (falcon, about 5 MB) that app.errors brings.
+    from app.errors import ApiError
+    return ApiError(status, code, message)
 
 
-def missing_bearer() -> TokenError:
-    return TokenError(400, "MISSING_BEARER_TOKEN", "Missing bearer token")
+def missing_bearer():
+    return _error(400, "MISSING_BEARER_TOKEN", "Missing bearer token")
 
 
-def expired_token() -> TokenError:
-    return TokenError(401, "TOKEN_EXPIRED", "Access token expired")
+def expired_token():
+    return _error(401, "TOKEN_EXPIRED", "Access token expired")
 
 
-def invalid_token() -> TokenError:
-    return TokenError(401, "INVALID_TOKEN", "Invalid access token")
+def invalid_token():
+    return _error(401, "INVALID_TOKEN", "Invalid access token")
 
 
 def bearer_token(authorization: str | None) -> str:
@@ -119,14 +121,15 @@ class TokenService:
         self._cache[token] = verified
         return verified
 
-    def _misdirected(self, token: str) -> TokenError | None:
+    def _misdirected(self, token: str):
         """A genuine token of a sibling (another gateway branch, another surface): the 401
         then says where it belongs. Only what that sibling's secret verifies is believed."""
+        from app.errors import ApiError  # see _error
         try:
             audience = jwt.decode(token, options={"verify_signature": False}).get("aud")
             sibling, prefix = self.siblings[audience]
             sibling.verify(token)
-        except (jwt.PyJWTError, KeyError, TypeError, TokenError):
+        except (jwt.PyJWTError, KeyError, TypeError, ApiError):
             return None
         error = invalid_token()
         error.details = {"hint": f"this token belongs to {audience}: call the routes under {prefix} with it, "

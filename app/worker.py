@@ -80,7 +80,8 @@ class Worker:
         self.poll_interval = poll_interval
         self.lease_seconds = lease_seconds
         self.grace_seconds = grace_seconds
-        self.db = Database(config.database_url, 1, 3, acquire_timeout=None)  # its own queue: it waits its turn
+        # Its own queue: it waits its turn (no acquire timeout).
+        self.db = Database(config.database_url, 1, 3, config.db_statement_cache_size, acquire_timeout=None)
         self.tokens = service_tokens(config.secret("SERVICE_ROLE_SECRET"))
         self._token: tuple[str, float] = ("", 0.0)
         self._wake = asyncio.Event()
@@ -122,7 +123,8 @@ class Worker:
         async with httpx.AsyncClient(limits=limits, timeout=timeout) as self.client:
             flusher = asyncio.create_task(self._flush_loop())
             log.info("worker_started", name=self.name, api=self.config.public_base_url,
-                     concurrency=self.concurrency, batch=self.batch)
+                     concurrency=self.concurrency, batch=self.batch,
+                     wakes_on="notify" if self.config.database_listen_url else "poll")
             try:
                 await self._claim_loop()
             finally:
@@ -137,10 +139,15 @@ class Worker:
         log.info("worker_stopped", delivered=self.delivered)
 
     async def _listen(self) -> None:
+        """LISTEN on a connection of its own (DATABASE_LISTEN_URL: direct, never through
+        PgBouncer's transaction pooling, which would drop the notifications); without one,
+        the worker polls every poll interval."""
+        if not self.config.database_listen_url:
+            return
         if self._listener is not None and not self._listener.is_closed():
             return
         try:
-            self._listener = await asyncpg.connect(self.config.database_url)
+            self._listener = await asyncpg.connect(self.config.database_listen_url)
             await self._listener.add_listener("outbox", self._on_notify)
         except DATABASE_ERRORS as exc:
             self._listener = None

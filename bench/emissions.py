@@ -32,18 +32,41 @@ PG = os.environ.get("BENCH_PG", "postgres@127.0.0.1:5432")
 
 
 def peak_rss_mb(pid: int) -> float:
-    """VmHWM of a process and its children (uvicorn --workers forks)."""
-    total = 0.0
-    pids = [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
-                                                   text=True).stdout.split()]
-    for p in pids:
+    """VmHWM of one process, in MB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except FileNotFoundError:
+        pass
+    return 0.0
+
+
+def api_rss_mb(pid: int) -> list[float]:
+    """VmHWM of each API process: uvicorn itself, or each of its --workers children."""
+    children = [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                                               text=True).stdout.split()]
+    return [peak_rss_mb(p) for p in children or [pid]]
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """utime + stime of each process still alive, in seconds."""
+    found = {}
+    for pid in pids:
         try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    total += int(line.split()[1]) / 1024
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except FileNotFoundError:
-            pass
-    return total
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / TICK
+    return found
+
+
+def with_children(pid: int) -> list[int]:
+    return [pid] + [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
+                                                   text=True).stdout.split()]
 
 
 def wait_count(conn: psycopg.Connection, sql: str, args: tuple, want: int, timeout: float = 300) -> None:
@@ -59,7 +82,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--workers", default="1,2")
-    parser.add_argument("--api-workers", type=int, default=1)
+    parser.add_argument("--api-workers", type=int, default=1,
+                        help="N > 1: the emissions run again with `serve --workers N`, to show how the rate grows")
     parser.add_argument("--pgbench-seconds", type=int, default=10)
     parser.add_argument("--peer-concurrency", type=int, default=50,
                         help="procrastinate worker -c (50: its best of 1, 10, 50 here)")
@@ -84,22 +108,28 @@ def main() -> int:
             procs.append(proc)
             return proc
 
-        start("sandbox", "--port", str(sandbox_port))
+        sandbox_proc = start("sandbox", "--port", str(sandbox_port))
         wait_http(f"{sandbox}/_sandbox/health")
         subprocess.run([PY, "-m", "app", "sandbox", "configure", sandbox], env=env, cwd=ROOT, check=True,
                        stdout=subprocess.DEVNULL)
-        api_proc = start("serve", "--port", str(api_port), "--workers", str(args.api_workers))
-        wait_http(f"{api}/healthz")
-
         conn = psycopg.connect(admin_url, autocommit=True)
         pkg = conn.execute("""INSERT INTO insurance.packages (uid, name, sales_integration_slug)
                               VALUES ('bench', 'Bench', 'PROVIDER_A') RETURNING id""").fetchone()[0]
         conn.execute("INSERT INTO insurance.package_variants (package_id, code, name) VALUES (%s, 'travel', 'Travel')",
                      (pkg,))
 
+        def backends() -> list[int]:
+            return [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                               "AND pid <> pg_backend_pid()")]
+
         def run_emissions(label: str, n_workers: int) -> tuple[float, float]:
             workers = [start("worker") for _ in range(n_workers)]
             time.sleep(1.5)  # imported, pool open, listening
+            # Where the CPU goes, per emission: each process of the pipeline and PostgreSQL.
+            groups = {"API": with_children(api_proc.pid), "worker(s)": [w.pid for w in workers],
+                      "sandbox": [sandbox_proc.pid]}
+            before = {name: cpu_seconds(pids) for name, pids in groups.items()}
+            db_before = cpu_seconds(backends())
             with conn.transaction():
                 ids = [r[0] for r in conn.execute(
                     """INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
@@ -111,6 +141,13 @@ def main() -> int:
             wait_count(conn, "SELECT count(*) FROM insurance.integration_emissions WHERE risk_item_id BETWEEN %s AND %s "
                              "AND status = 'SUCCESS'", (min(ids), max(ids)), args.items)
             elapsed = time.perf_counter() - t0
+            used = {name: sum(t - before[name].get(pid, 0.0) for pid, t in cpu_seconds(pids).items())
+                    for name, pids in groups.items()}
+            used["PostgreSQL"] = sum(t - db_before.get(pid, 0.0) for pid, t in cpu_seconds(backends()).items())
+            print(f"  CPU per emission ({label}): " + ", ".join(
+                f"{name} {1e6 * sec / args.items:.0f} us" for name, sec in used.items())
+                + f"; total {1e6 * sum(used.values()) / args.items:.0f} us, wall {1e6 * elapsed / args.items:.0f} us",
+                flush=True)
             rss = max(peak_rss_mb(w.pid) for w in workers)
             for w in workers:
                 w.terminate()
@@ -118,11 +155,22 @@ def main() -> int:
                 procs.remove(w)
             return args.items / elapsed, rss
 
-        results = {}
-        for n in [int(x) for x in args.workers.split(",")]:
-            results[n] = run_emissions(f"w{n}-", n)
-            print(f"emissions, {n} worker(s): {results[n][0]:8.0f}/s  (worker peak RSS {results[n][1]:.0f} MB)", flush=True)
-        api_rss = peak_rss_mb(api_proc.pid)
+        results: dict[tuple[int, int], tuple[float, float]] = {}
+        api_rss: dict[int, list[float]] = {}
+        for api_workers in sorted({1, args.api_workers}):
+            api_proc = start("serve", "--port", str(api_port), "--workers", str(api_workers))
+            wait_http(f"{api}/healthz")
+            if api_workers > 1:
+                time.sleep(2)  # every uvicorn worker up, not just the first
+            for n in [int(x) for x in args.workers.split(",")]:
+                results[api_workers, n] = run_emissions(f"a{api_workers}w{n}-", n)
+                rate, rss = results[api_workers, n]
+                print(f"emissions, API x{api_workers}, {n} worker(s): {rate:8.0f}/s  (worker peak RSS {rss:.0f} MB)",
+                      flush=True)
+            api_rss[api_workers] = api_rss_mb(api_proc.pid)
+            api_proc.terminate()
+            api_proc.wait()
+            procs.remove(api_proc)
         issued = httpx.get(f"{sandbox}/_sandbox/stats").json()["policies"]["PROVIDER_A"]
 
         # The peer: procrastinate, 2 worker processes, no-op jobs, same database.
@@ -166,11 +214,24 @@ COMMIT;
         print(f"pgbench (claim + record, 4 clients): {tps:8.0f} TPS (ceiling)", flush=True)
 
         print()
-        print(f"items {args.items}, API uvicorn workers {args.api_workers}, sandbox issued {issued} policies")
-        for n, (rate, rss) in results.items():
-            print(f"  {n} worker(s): {rate:6.0f}/s = {rate / peer:4.2f} x procrastinate, {rate / tps:4.2f} x pgbench; "
-                  f"worker peak RSS {rss:.0f} MB")
-        print(f"  API peak RSS {api_rss:.0f} MB")
+        print(f"items {args.items} per run, sandbox issued {issued} policies; same run: procrastinate {peer:.0f}/s, "
+              f"pgbench {tps:.0f} TPS")
+        for (api_workers, n), (rate, rss) in results.items():
+            print(f"  API x{api_workers}, {n} worker(s): {rate:6.0f}/s = {rate / peer:4.2f} x procrastinate, "
+                  f"{rate / tps:4.2f} x pgbench; worker peak RSS {rss:.0f} MB")
+        for api_workers, peaks in api_rss.items():
+            print(f"  API x{api_workers} peak RSS (each process): " + ", ".join(f"{mb:.0f} MB" for mb in peaks))
+        counts = [int(x) for x in args.workers.split(",")]
+        if args.api_workers > 1:
+            for n in counts:
+                grow = results[args.api_workers, n][0] / results[1, n][0]
+                print(f"  rate with API x{args.api_workers} / API x1, {n} worker(s): {grow:.2f}")
+        top = results[1, max(counts)][0]
+        from bench.lib import goal
+        goal(f"emissions, {max(counts)} workers / pgbench ceiling", top / tps, 0.75)
+        goal(f"emissions, {max(counts)} workers / procrastinate no-op jobs", top / peer, 2.5)
+        goal("worker peak RSS", max(rss for _, rss in results.values()), 48, at_most=True, unit=" MB")
+        goal("API peak RSS", max(max(p) for p in api_rss.values()), 64, at_most=True, unit=" MB")
     finally:
         for p in procs:
             p.terminate()

@@ -177,8 +177,43 @@ def wrk(name: str, url: str, headers: dict[str, str] | None = None, seconds: int
 
 
 def table(rows: list[Load], baseline: Load) -> str:
-    lines = [f"{'endpoint':<34} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'ratio':>6}"]
+    """req/s, p50, p99 and errors of each row; its throughput ratio and its p99 against the
+    yardstick's (p99 x bare)."""
+    lines = [f"{'endpoint':<34} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7} {'ratio':>6} {'p99 x bare':>10}"]
     for row in rows:
         lines.append(f"{row.name:<34} {row.rps:>10.0f} {row.p50_ms:>8.2f} {row.p99_ms:>8.2f} "
-                     f"{row.errors:>7} {row.rps / baseline.rps:>6.2f}")
+                     f"{row.errors:>7} {row.rps / baseline.rps:>6.2f} {row.p99_ms / baseline.p99_ms:>10.2f}")
     return "\n".join(lines)
+
+
+def goal(what: str, value: float, target: float, at_most: bool = False, unit: str = "") -> bool:
+    """One line: a figure of issue 14's table beside its goal; True when met."""
+    met = value <= target if at_most else value >= target
+    print(f"{'goal met   ' if met else 'GOAL MISSED'}  {what}: {value:.2f}{unit} "
+          f"({'at most' if at_most else 'at least'} {target:g}{unit})")
+    return met
+
+
+def rss_line(processes: dict[str, float]) -> str:
+    return "peak RSS (VmHWM): " + ", ".join(f"{name} {mb:.0f} MB" for name, mb in processes.items())
+
+
+@contextlib.contextmanager
+def pgbouncer() -> Iterator[int]:
+    """scripts/pgbouncer.sh: a throwaway PgBouncer (transaction pooling) in front of the
+    local PostgreSQL; its port."""
+    import tempfile
+    port = free_port()
+    with tempfile.TemporaryDirectory() as directory:
+        subprocess.run([str(ROOT / "scripts/pgbouncer.sh"), "start", str(port), directory], check=True)
+        try:
+            yield port
+        finally:
+            subprocess.run([str(ROOT / "scripts/pgbouncer.sh"), "stop", directory], check=False)
+
+
+def through_pgbouncer(url: str, port: int) -> str:
+    """The same database URL, through PgBouncer on `port`."""
+    from urllib.parse import urlsplit
+    parts = urlsplit(url)
+    return parts._replace(netloc=f"{parts.username}@127.0.0.1:{port}").geturl()

@@ -2,14 +2,18 @@
 
     .venv/bin/python -m bench.trpc [--seconds 10] [--connections 32]
 
-Each tRPC call does what a dashboard request does: the session lookup (one SQL call as the
-anonymous role) and the procedure (one SQL call as insurance_dashboard with the claims), plus
-the protocol's parsing and envelope. The yardstick is bench/bare_app.py (one indexed SELECT).
+Each tRPC call does what a dashboard request does: one SQL call as insurance_dashboard whose
+statement resolves the session cookie into claims (dashboard.session_claims_or_deny) and runs
+the procedure, plus the protocol's parsing and envelope. The yardstick is bench/bare_app.py
+(one indexed SELECT), loaded in alternating rounds with the cases. Goal: byRiskItem at 0.7 of
+the yardstick's req/s; the API's peak RSS at most 64 MB.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
+from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -17,7 +21,7 @@ import orjson
 import psycopg
 
 from app.dashboard.passwords import PASSWORD_HASHER
-from bench.lib import Load, app_environ, bench_database, log, serve, table, wrk
+from bench.lib import Load, app_environ, bench_database, goal, log, rss_line, serve, table, wrk
 
 EMAIL = "bench-ops@insurance.invalid"
 PASSWORD = "bench password 0123456789"
@@ -49,24 +53,35 @@ def seed(admin_url: str) -> int:
         return item
 
 
+def current_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def median(loads: list[Load]) -> Load:
+    return Load(loads[0].name, statistics.median(r.rps for r in loads), statistics.median(r.p50_ms for r in loads),
+                statistics.median(r.p99_ms for r in loads), sum(r.errors for r in loads))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--seconds", type=int, default=4)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     admin_url = bench_database()
     item = seed(admin_url)
     env = app_environ()
-    rows: list[Load] = []
-    with serve("bench.bare_app:app", env) as bare:
-        baseline = wrk("bare SELECT (yardstick)", f"{bare.url}/bare/risk-items/{item}",
-                       seconds=args.seconds, connections=args.connections)
-    with serve("app.asgi:app", env) as api:
+    with serve("bench.bare_app:app", env) as bare, serve("app.asgi:app", env) as api:
         login = httpx.post(f"{api.url}/api/auth/login", json={"email": EMAIL, "password": PASSWORD})
         login.raise_for_status()
+        after_login = current_rss_mb(api.process.pid)
         cookie = {"Cookie": f"dashboard_session={login.cookies['dashboard_session']}"}
         by_item = quote(json.dumps({"riskItemId": item}), safe="")
         batch = quote(json.dumps({"0": {"riskItemId": item}, "1": {"limit": 20}}), safe="")
+        yardstick = ("bare SELECT (yardstick)", bare.url + f"/bare/risk-items/{item}", {})
         cases = [
             ("trpc byRiskItem (httpLink)", f"/api/trpc/integrationEmissions.byRiskItem?input={by_item}", {}),
             ("trpc list limit 50", "/api/trpc/integrationEmissions.list", {}),
@@ -76,18 +91,30 @@ def main() -> None:
                                            f"?batch=1&input={batch}", {"trpc-accept": "application/jsonl"}),
             ("trpc without session (401)", f"/api/trpc/integrationEmissions.byRiskItem?input={by_item}", None),
         ]
+        targets = [yardstick]
         for name, path, extra in cases:
             check = httpx.get(api.url + path, headers={**cookie, **(extra or {})} if extra is not None else {})
             log(f"{name}: HTTP {check.status_code}, {len(check.content)} bytes")
-            headers = {**cookie, **extra} if extra is not None else {}
-            load = wrk(name, api.url + path, headers=headers, seconds=args.seconds, connections=args.connections)
-            if extra is None:
-                load.errors = 0  # every answer is the expected 401
-            rows.append(load)
-        rss = api.peak_rss_mb
+            targets.append((name, api.url + path, {**cookie, **extra} if extra is not None else {}))
+        # Alternating rounds: the yardstick and every case side by side, each keeps its median.
+        runs: dict[str, list[Load]] = {name: [] for name, *_ in targets}
+        for number in range(args.rounds):
+            for name, url, headers in targets:
+                load = wrk(name, url, headers=headers, seconds=args.seconds, connections=args.connections)
+                if name.endswith("(401)"):
+                    load.errors = 0  # every answer is the expected 401
+                runs[name].append(load)
+            log(f"round {number + 1}/{args.rounds}")
+        rss = {"bare": bare.peak_rss_mb, "API": api.peak_rss_mb}
+        steady = current_rss_mb(api.process.pid)
+    baseline, *rows = [median(loads) for loads in runs.values()]
+    by_item_ratio = statistics.median(a.rps / b.rps for a, b in zip(runs[cases[0][0]], runs[yardstick[0]]))
+    print(f"{args.connections} connections, median of {args.rounds} alternating rounds of {args.seconds} s")
     print(table([baseline, *rows], baseline))
-    print(f"app peak RSS: {rss:.0f} MB")
-
+    print(rss_line(rss) + f"; API resident after the login {after_login:.0f} MB, after the load {steady:.0f} MB "
+          "(the peak holds one argon2 verification: 19 MiB)")
+    goal("trpc byRiskItem throughput / bare (median round ratio)", by_item_ratio, 0.7)
+    goal("API peak RSS", rss["API"], 64, at_most=True, unit=" MB")
 
 if __name__ == "__main__":
     main()

@@ -19,11 +19,13 @@ HOST=${HOST:-127.0.0.1}
 SANDBOX_URL=http://127.0.0.1:$SANDBOX_PORT
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://$HOST:$PORT}
 export CHAT_WEBHOOK_URL=${CHAT_WEBHOOK_URL:-$SANDBOX_URL/chat/webhook}
-# One set of development secrets for the API and the worker (the worker signs the
-# service-role bearer the API verifies); production sets them in the environment.
-if [ -z "${SERVICE_ROLE_SECRET:-}" ]; then
-  SERVICE_ROLE_SECRET=$(.venv/bin/python -c "import secrets; print(secrets.token_urlsafe(48))")
-  export SERVICE_ROLE_SECRET
+# One set of development secrets for every process (the worker signs the service-role
+# bearer the API verifies): the first `Config.from_env()` above wrote them, once, into
+# .env.development (mode 0600, git-ignored), which each process reads, as does any
+# `python -m app worker` or `serve` started by hand beside this one. Production sets them in
+# the environment (.env.example lists them).
+if [ "${APP_ENV:-development}" = development ]; then
+  echo "[run] development secrets in ${DEV_ENV_FILE:-.env.development}"
 fi
 
 pids=()

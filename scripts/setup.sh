@@ -8,7 +8,8 @@ PG_VERSION=15
 PG_CLUSTER=main
 PG_CONF=/etc/postgresql/$PG_VERSION/$PG_CLUSTER/postgresql.conf
 CRON_DATABASE=${CRON_DATABASE:-postgres}
-APT_PACKAGES=(postgresql-$PG_VERSION postgresql-$PG_VERSION-cron postgresql-$PG_VERSION-pgtap pgtap sqitch libdbd-pg-perl chromium)
+APT_PACKAGES=(postgresql-$PG_VERSION postgresql-$PG_VERSION-cron postgresql-$PG_VERSION-pgtap pgtap sqitch libdbd-pg-perl
+              chromium pgbouncer)  # pgbouncer: make test runs a part of the suite through it
 
 log() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -63,3 +63,18 @@ if [ $# -eq 0 ]; then
   say "pytest: the rest"
 fi
 .venv/bin/pytest -m "not restarts_postgres" "$@"
+
+# The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once
+# more through PgBouncer in transaction pooling mode, as production runs them (README
+# "Production layout"): no prepared-statement cache, the worker's LISTEN on a direct connection.
+if [ $# -eq 0 ] || [ "$*" = tests ]; then
+  say "pytest through PgBouncer (transaction pooling): post-sales, gateway, pipeline"
+  bouncer_port=$(.venv/bin/python -c 'from tests.conftest import free_port; print(free_port())')
+  bouncer_dir=$(mktemp -d)
+  trap 'scripts/pgbouncer.sh stop "$bouncer_dir"; rm -rf "$bouncer_dir"; cleanup' EXIT
+  scripts/pgbouncer.sh start "$bouncer_port" "$bouncer_dir"
+  DATABASE_LISTEN_URL=$DATABASE_URL \
+  DATABASE_URL=postgresql://insurance_app@127.0.0.1:$bouncer_port/$DB DB_STATEMENT_CACHE_SIZE=0 \
+    .venv/bin/pytest -m "not restarts_postgres" -p no:cacheprovider -q \
+      tests/postsales tests/gateway tests/integrations/test_pipeline.py tests/integrations/test_worker_wakeups.py
+fi

@@ -1,13 +1,15 @@
 """The skeleton every surface stands on: health, readiness, the error envelope, request ids."""
 from __future__ import annotations
 
+import stat
+
 import falcon
 import falcon.testing
 import httpx
 import pytest
 
 from app.app import build_services, create_app
-from app.config import Config, ConfigError, parse_duration
+from app.config import SECRET_NAMES, Config, ConfigError, parse_duration
 from tests.conftest import TEST_SECRETS, child_environ
 
 
@@ -84,8 +86,31 @@ def test_production_refuses_missing_or_short_secrets():
         Config.from_env({**env, "POSTSALES_JWT_SECRET": "short"})
 
 
-def test_development_generates_ephemeral_secrets():
-    cfg = Config.from_env({"APP_ENV": "development"})
+def test_production_names_every_missing_secret_in_one_message():
+    with pytest.raises(ConfigError) as refused:
+        Config.from_env({"APP_ENV": "production", "AUTH_SECRET": "short"})
+    message = str(refused.value)
+    for name in SECRET_NAMES:
+        assert name in message
+    assert "AUTH_SECRET is shorter than 32 bytes" in message
+    assert "SERVICE_ROLE_SECRET is missing" in message
+
+
+def test_development_processes_share_one_secrets_file(tmp_path):
+    env_file = tmp_path / ".env.development"
+    first = Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(env_file)})
+    second = Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(env_file)})
+    assert first.secrets == second.secrets and not first.generated_secrets
+    assert len(first.secret("SERVICE_ROLE_SECRET")) >= 32
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    # The environment still wins over the file.
+    third = Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(env_file), "AUTH_SECRET": "x" * 40})
+    assert third.secret("AUTH_SECRET") == "x" * 40
+    assert third.secret("SERVICE_ROLE_SECRET") == first.secret("SERVICE_ROLE_SECRET")
+
+
+def test_test_mode_generates_ephemeral_secrets():
+    cfg = Config.from_env({"APP_ENV": "test"})
     assert "AUTH_SECRET" in cfg.generated_secrets
     assert len(cfg.secret("AUTH_SECRET")) >= 32
 

@@ -42,11 +42,16 @@ def migrate(args) -> int:
 
 
 def serve(args) -> int:
+    import os
+
     import uvicorn
 
     from app.logging import configure
     config = config_or_exit()
     configure(config.log_level)
+    # Secrets are settled once, here: each of the --workers processes imports app.asgi and
+    # reads them from the environment, so a token or OTP issued by one is valid on the others.
+    os.environ.update(config.secrets)
     metrics_dir = None
     if args.workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # Set before any worker process imports prometheus-client (app/metrics.py): each keeps

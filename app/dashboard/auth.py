@@ -98,6 +98,16 @@ async def session_identity(database: db.Database, req: falcon.Request) -> db.Ide
     return db.Identity(db.DASHBOARD, claims) if claims else None
 
 
+def session_identity_in_statement(req: falcon.Request) -> db.Identity | None:
+    """The identity of the request's session cookie, checked by the call itself: its claims
+    come from dashboard.session_claims_or_deny inside the procedure's statement (one round
+    trip; PT401 UNAUTHORIZED when the session is not live). None without a cookie."""
+    token = cookie_token(req)
+    if token is None:
+        return None
+    return db.Identity(db.DASHBOARD, None, claims_from=("dashboard.session_claims_or_deny", token_hash(token)))
+
+
 async def session(req: falcon.Request, resp: falcon.Response, resource, params: dict) -> None:
     """falcon.before hook of a dashboard page: the session's identity on req.context, or 401."""
     identity = await session_identity(resource.db, req)

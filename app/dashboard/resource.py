@@ -225,7 +225,9 @@ class Trpc(auth.Preflight):
 
 
 class _Session:
-    """The request's dashboard session, looked up once however many calls need it."""
+    """The request's dashboard session. A query resolves it inside its own statement (one
+    round trip: auth.session_identity_in_statement); a POST looks it up first, because its
+    body is read only for a live session, and its calls then use what the lookup found."""
 
     def __init__(self, services, req: falcon.Request) -> None:
         self._lookup = None
@@ -238,15 +240,14 @@ class _Session:
         return self._lookup
 
     async def identity(self) -> Identity:
-        identity = await self._identity()
+        if self._lookup is None:  # not looked up: the call's statement checks the session
+            identity = auth.session_identity_in_statement(self.req)
+        else:
+            identity = await self._lookup
         if identity is None:
             raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
         return identity
 
     async def known(self) -> bool:
         """Whether the request carries a live session (the identity is kept for the calls)."""
-        try:
-            await self.identity()
-        except TrpcError:
-            return False
-        return True
+        return await self._identity() is not None

@@ -14,12 +14,12 @@ provider's messages API; the provider's `messageId` is the external id.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import time
 from typing import Any
 
 import httpx
-import jinja2
 
 from app.orchestrator.base import (
     InsuranceAdapter, ProviderCallFailed, ProviderNotConfigured, send_capped, status_error, transport_error)
@@ -29,12 +29,16 @@ from app.orchestrator.model import MappingError, StandardRiskItem
 # A token is renewed this long before the identity provider says it expires.
 TOKEN_EARLY_RENEWAL_SECONDS = 30
 
-_TEMPLATES = jinja2.Environment(
-    loader=jinja2.PackageLoader("app.orchestrator", "templates"),
-    autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
-    undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-_HTML = _TEMPLATES.get_template("welcome_pack.html.j2")
-_TEXT = _TEMPLATES.get_template("welcome_pack.txt.j2")
+@functools.cache
+def _templates():
+    """(html, text) of the welcome pack, loaded at the first one: jinja2 stays out of a
+    process that never sends it (README "Memory")."""
+    import jinja2
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("app.orchestrator", "templates"),
+        autoescape=jinja2.select_autoescape(enabled_extensions=("html", "html.j2"), default=False),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    return env.get_template("welcome_pack.html.j2"), env.get_template("welcome_pack.txt.j2")
 
 
 class ClientCredentials:
@@ -129,7 +133,7 @@ class MailProvider(InsuranceAdapter):
                    "brand": brand, "product": item.policy.variant_name or item.variant.title()}
         return {"from": channel.get("from") or self.sender, "to": to,
                 "subject": f"{brand}: your {context['product']} policy {item.policy_uid}",
-                "html": _HTML.render(context), "text": _TEXT.render(context),
+                "html": _templates()[0].render(context), "text": _templates()[1].render(context),
                 "tags": ["welcome-pack"], "reference": item.uid}
 
     async def emit(self, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:

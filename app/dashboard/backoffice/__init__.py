@@ -3,11 +3,18 @@ session cookie, for operators who need no separate web app. Reads and retries go
 same SQL functions as tRPC (dashboard.*); every retry writes an audit row in SQL."""
 from __future__ import annotations
 
+from app.lazy import Loader, lazy, responders
+
+_RESOURCES = "app.dashboard.backoffice.resources"
+
 
 def add_routes(app, services) -> None:
-    from app.dashboard.backoffice import resources as r
+    def build() -> dict:  # at the first back-office request (app/lazy.py)
+        from app.dashboard.backoffice import resources as r
+        return {"pages": r.Pages(services), "static": r.Static()}
 
-    pages = r.Pages(services)
+    loader = Loader(build)
+    pages = lazy(loader, "pages", responders(_RESOURCES, "Pages"))
     app.add_route("/backoffice", pages, suffix="home")
     app.add_route("/backoffice/login", pages, suffix="login")
     app.add_route("/backoffice/emissions", pages, suffix="emissions")
@@ -17,4 +24,4 @@ def add_routes(app, services) -> None:
     app.add_route("/backoffice/outbox", pages, suffix="outbox")
     app.add_route("/backoffice/outbox/retry", pages, suffix="retry_outbox")
     app.add_route("/backoffice/audit", pages, suffix="audit")
-    app.add_route("/backoffice/static/{name}", r.Static())
+    app.add_route("/backoffice/static/{name}", lazy(loader, "static", responders(_RESOURCES, "Static")))

@@ -1,0 +1,74 @@
+"""A dashboard query costs one database round trip: the session is resolved inside the
+procedure's own statement (dashboard.session_claims_or_deny), not by a lookup before it."""
+from __future__ import annotations
+
+import contextlib
+
+from tests.dashboard.test_emissions import query
+
+
+class _Counting:
+    """The real pool, with the statements sent through its connections written down."""
+
+    def __init__(self, pool) -> None:
+        self._pool = pool
+        self.statements: list[str] = []
+
+    async def acquire(self, *args, **kwargs):
+        return _CountingConnection(await self._pool.acquire(*args, **kwargs), self.statements)
+
+    async def release(self, conn, *args, **kwargs):
+        return await self._pool.release(conn.real, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._pool, name)
+
+
+class _CountingConnection:
+    def __init__(self, real, statements: list[str]) -> None:
+        self.real = real
+        self.statements = statements
+
+    async def fetchval(self, sql, *args, **kwargs):
+        self.statements.append(sql)
+        return await self.real.fetchval(sql, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+@contextlib.contextmanager
+def counting(services):
+    pool = services.db.pool
+    services.db.pool = counted = _Counting(pool)
+    try:
+        yield counted
+    finally:
+        services.db.pool = pool
+
+
+async def test_by_risk_item_is_one_round_trip(client, services, session, make_risk_item, make_emission):
+    item = make_risk_item()
+    make_emission(item["id"])
+    with counting(services) as pool:
+        resp = await query(client, session, "byRiskItem", {"riskItemId": item["id"]})
+    assert resp.status_code == 200, resp.text
+    assert resp.json["result"]["data"]["riskItem"]["id"] == item["id"]
+    assert len(pool.statements) == 1
+    assert "dashboard.session_claims_or_deny" in pool.statements[0]
+
+
+async def test_a_revoked_session_is_refused_by_the_same_statement(client, services, session, admin):
+    admin.execute("UPDATE insurance.dashboard_sessions SET revoked_at = now() WHERE user_id = %s", (session["id"],))
+    with counting(services) as pool:
+        resp = await query(client, session, "list")
+    assert resp.status_code == 401
+    assert resp.json["error"]["data"]["code"] == "UNAUTHORIZED"
+    assert resp.json["error"]["message"] == "A valid dashboard session is required"
+    assert len(pool.statements) == 1
+
+
+async def test_without_a_cookie_no_statement_is_sent(client, services):
+    with counting(services) as pool:
+        resp = await client.simulate_get("/api/trpc/integrationEmissions.list")
+    assert resp.status_code == 401 and pool.statements == []
