@@ -19,11 +19,17 @@ HOST=${HOST:-127.0.0.1}
 SANDBOX_URL=http://127.0.0.1:$SANDBOX_PORT
 export PUBLIC_BASE_URL=${PUBLIC_BASE_URL:-http://$HOST:$PORT}
 export CHAT_WEBHOOK_URL=${CHAT_WEBHOOK_URL:-$SANDBOX_URL/chat/webhook}
-# One set of development secrets for every process (the worker signs the service-role
-# bearer the API verifies): the first `Config.from_env()` above wrote them, once, into
-# .env.development (mode 0600, git-ignored), which each process reads, as does any
-# `python -m app worker` or `serve` started by hand beside this one. Production sets them in
-# the environment (.env.example lists them).
+# One set of secrets for every process it starts (the worker signs the service-role bearer
+# the API verifies). In development the first `Config.from_env()` above wrote them, once, into
+# .env.development (mode 0600, git-ignored), which any `python -m app worker` or `serve`
+# started by hand beside this one reads too; in another mode the ones the environment lacks
+# are drawn here, once. Production sets them all (.env.example lists them).
+eval "$(.venv/bin/python -c 'import os, shlex
+from app.config import SECRET_NAMES, Config
+config = Config.from_env()
+for name in SECRET_NAMES:
+    if not os.environ.get(name):
+        print(f"export {name}={shlex.quote(config.secret(name))}")')"
 if [ "${APP_ENV:-development}" = development ]; then
   echo "[run] development secrets in ${DEV_ENV_FILE:-.env.development}"
 fi
