@@ -183,16 +183,20 @@ class Database:
         # Waiting for a pooled connection ends too (DB_ACQUIRE_TIMEOUT): 503 DATABASE_BUSY, as
         # when the login's statement_timeout or lock_timeout passes (migration role_timeouts).
         # The wait is at the gate (see open()); behind it a connection is free at once.
-        try:
-            async with asyncio.timeout(self.acquire_timeout):
-                await self._gate.acquire()
-        except TimeoutError:
-            raise _busy() from None
-        try:
+        # A free gate is taken without arming a timer: the common case stays cheap.
+        gate = self._gate
+        if gate.locked():
             try:
-                conn = await self.pool.acquire(timeout=self.acquire_timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(self.acquire_timeout):
+                    await gate.acquire()
+            except TimeoutError:
                 raise _busy() from None
+        else:
+            await gate.acquire()
+        try:
+            # Behind the gate a connection is free at once; pool.acquire(timeout=...) would
+            # cost a task per call (asyncio.wait_for) for a wait that does not happen.
+            conn = await self.pool.acquire()
             try:
                 return await conn.fetchval(sql, role, second, *args)
             finally:
@@ -209,6 +213,8 @@ class Database:
     async def ping(self) -> list[str]:
         """Names of the deployed sqitch changes of this project (also proves the database answers)."""
         assert self.pool is not None
-        rows = await self.pool.fetch(
-            "SELECT change FROM sqitch.changes WHERE project = 'insurance'")
+        # Through the gate as well, so that behind it a pooled connection is always free.
+        async with asyncio.timeout(self.acquire_timeout), self._gate:
+            rows = await self.pool.fetch(
+                "SELECT change FROM sqitch.changes WHERE project = 'insurance'")
         return [r["change"] for r in rows]
