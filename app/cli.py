@@ -74,6 +74,11 @@ def admin(function: str, *args: Any) -> Any:
     return value
 
 
+def command_group(subparsers, name: str, help: str):
+    """The ACTION subparsers of `python -m app NAME ACTION ...`; an ACTION is required."""
+    return subparsers.add_parser(name, help=help).add_subparsers(dest="action", metavar="ACTION", required=True)
+
+
 def add_actor(parser: argparse.ArgumentParser) -> None:
     """--actor of a command that changes something: who the audit row names."""
     parser.add_argument("--actor", type=_actor, default=None,

@@ -9,7 +9,7 @@ import argparse
 import re
 import uuid
 
-from app.cli import add_actor, actor, admin, json_object_arg, print_json
+from app.cli import actor, add_actor, admin, command_group, json_object_arg, print_json
 
 _EVENT = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
 
@@ -38,9 +38,7 @@ def create(args) -> int:
 
 
 def register(subparsers) -> None:
-    orders = subparsers.add_parser("orders", help="record orders on risk items").add_subparsers(
-        dest="action", metavar="ACTION")
-    orders.required = True
+    orders = command_group(subparsers, "orders", "record orders on risk items")
     p = orders.add_parser("create", help="record an order; POLICY_CREATED sends the welcome mail")
     p.add_argument("--risk-item", required=True, type=risk_item_arg, metavar="UID|ID")
     p.add_argument("--event", type=event_arg, default="POLICY_CREATED", help="default POLICY_CREATED")

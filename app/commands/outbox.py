@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from app.cli import add_actor, actor, admin, fail, print_json
+from app.cli import actor, add_actor, admin, command_group, fail, print_json
 
 
 def _positive(value: str) -> int:
@@ -31,8 +31,7 @@ def retry(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("outbox", help="list outbox rows and dead letters, put them back in the queue")
-    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    sub = command_group(subparsers, "outbox", "list outbox rows and dead letters, put them back in the queue")
     q = sub.add_parser("list", help="undelivered rows (JSON), newest first")
     q.add_argument("--dead", action="store_true", help="dead letters only")
     q.add_argument("--limit", type=_positive, default=100, help="at most N rows (default 100)")

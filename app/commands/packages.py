@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 
 import orjson
 
-from app.cli import add_actor, actor, admin, fail, print_json, slug_arg
+from app.cli import actor, add_actor, admin, command_group, fail, print_json, slug_arg
 from app.orchestrator.model import VARIANTS
 
 VARIANT_FORMAT = "CODE:NAME:PREMIUM:CURRENCY:COVERAGE=LIMIT[,COVERAGE=LIMIT...]"
@@ -81,9 +81,7 @@ def _name(value: str) -> str:
 
 
 def register(subparsers) -> None:
-    packages = subparsers.add_parser("packages", help="manage packages").add_subparsers(
-        dest="action", metavar="ACTION")
-    packages.required = True
+    packages = command_group(subparsers, "packages", "manage packages")
     p = packages.add_parser("create", help="create a package with its variants")
     p.add_argument("--uid", required=True, type=_uid)
     p.add_argument("--name", required=True, type=_name)

@@ -6,7 +6,7 @@ import argparse
 import getpass
 import sys
 
-from app.cli import add_actor, actor, admin, fail, print_json
+from app.cli import actor, add_actor, admin, command_group, fail, print_json
 from app.dashboard.passwords import PASSWORD_HASHER
 from app.validation import EMAIL_MAX_LENGTH, EMAIL_PATTERN
 
@@ -40,9 +40,7 @@ def list_users(args) -> int:
 
 
 def register(subparsers) -> None:
-    users = subparsers.add_parser("users", help="manage dashboard users").add_subparsers(
-        dest="action", metavar="ACTION")
-    users.required = True
+    users = command_group(subparsers, "users", "manage dashboard users")
     p = users.add_parser("create", help="create a dashboard user; the password is read from standard input")
     p.add_argument("--email", required=True, type=_email)
     add_actor(p)

@@ -12,7 +12,7 @@ import secrets
 
 import orjson
 
-from app.cli import add_actor, actor, admin, admin_connection, fail, json_object_arg, print_json
+from app.cli import actor, add_actor, admin, admin_connection, command_group, fail, json_object_arg, print_json
 from app.db import call_admin
 from app.gateway import BRANCHES
 API_KEY_PREFIX = "ik_"
@@ -80,9 +80,7 @@ def _uuid(value: str) -> str:
 
 
 def register(subparsers) -> None:
-    channels = subparsers.add_parser("channels", help="manage partner channels").add_subparsers(
-        dest="action", metavar="ACTION")
-    channels.required = True
+    channels = command_group(subparsers, "channels", "manage partner channels")
     p = channels.add_parser("create", help="create a channel and print its API key once")
     p.add_argument("--name", required=True, type=_name)
     p.add_argument("--branch", action="append", choices=tuple(BRANCHES),

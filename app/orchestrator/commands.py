@@ -8,7 +8,7 @@ The sandbox's own configuration is `python -m app sandbox configure URL`.
 """
 from __future__ import annotations
 
-from app.cli import add_actor, actor, admin, fail, json_object_arg, print_json, slug_arg
+from app.cli import actor, add_actor, admin, command_group, fail, json_object_arg, print_json, slug_arg
 
 
 def set_config(args) -> int:
@@ -32,9 +32,7 @@ def show(args) -> int:
 
 
 def register(subparsers) -> None:
-    integrations = subparsers.add_parser("integrations", help="configure insurer providers").add_subparsers(
-        dest="action", metavar="ACTION")
-    integrations.required = True
+    integrations = command_group(subparsers, "integrations", "configure insurer providers")
     p = integrations.add_parser("set", help="create or replace a provider's auth_config (checked against its adapter)")
     p.add_argument("slug", type=slug_arg, metavar="SLUG")
     p.add_argument("--auth-config", type=json_object_arg, required=True, metavar="JSON")
