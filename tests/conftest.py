@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -158,6 +159,23 @@ def running(args: list[str], env: dict[str, str], ready_url: str | None = None) 
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def start_make_run(env: dict[str, str]) -> subprocess.Popen:
+    """`make run` in a session of its own, as a terminal runs it; stop it with stop_make_run."""
+    return subprocess.Popen(["make", "run"], cwd=ROOT, env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def stop_make_run(proc: subprocess.Popen) -> tuple[str, bool]:
+    """Ctrl-C (SIGINT to the whole group); (its output, whether it stopped within 20 s).
+    A group that does not stop is killed, so no test leaves servers behind."""
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        return proc.communicate(timeout=20)[0], True
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return proc.communicate()[0], False
 
 
 @pytest.fixture(scope="session")

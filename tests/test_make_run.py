@@ -4,34 +4,28 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import httpx
 
 from app.config import SECRET_NAMES
-from tests.conftest import ROOT, child_environ, free_port, running, unique, wait_http
+from tests.conftest import (child_environ, free_port, running, start_make_run, stop_make_run, unique,
+                            wait_http)
 
 
 def test_make_run_serves_health_and_readiness_then_stops_on_ctrl_c():
     port = free_port()
     env = child_environ(PORT=str(port))
-    proc = subprocess.Popen(["make", "run"], cwd=ROOT, env=env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = start_make_run(env)
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", timeout=60, process=proc)
         assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
         ready = httpx.get(f"http://127.0.0.1:{port}/readyz")
         assert ready.status_code == 200, ready.text
     finally:
-        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in the terminal sends
-        try:
-            output, _ = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            output, _ = proc.communicate()
-            raise AssertionError("make run did not stop on Ctrl-C:\n" + output)
+        output, stopped = stop_make_run(proc)
+    assert stopped, "make run did not stop on Ctrl-C:\n" + output
     assert f"127.0.0.1:{port}" in output  # it says where it listens
 
 
@@ -58,8 +52,7 @@ def test_a_second_worker_beside_make_run_delivers_with_the_shared_secret(tmp_pat
     env = {k: v for k, v in os.environ.items() if k not in SECRET_NAMES and k != "APP_ENV"}
     env.update(PORT=str(port), SANDBOX_PORT=str(sandbox_port), SANDBOX_SMTP_PORT=str(free_port()),
                DEV_ENV_FILE=str(tmp_path / ".env.development"), LOG_LEVEL="warning")
-    run = subprocess.Popen(["make", "run"], cwd=ROOT, env=env, start_new_session=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run = start_make_run(env)
     paused = None
     try:
         wait_http(f"http://127.0.0.1:{port}/healthz", timeout=60, process=run)
@@ -90,9 +83,4 @@ def test_a_second_worker_beside_make_run_delivers_with_the_shared_secret(tmp_pat
     finally:
         if paused:
             os.kill(paused, signal.SIGCONT)
-        os.killpg(run.pid, signal.SIGINT)
-        try:
-            run.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.communicate()
+        stop_make_run(run)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 
 from app.config import SECRET_NAMES
-from tests.conftest import ROOT, free_port, wait_http
+from tests.conftest import ROOT, free_port, start_make_run, stop_make_run, wait_http
 
 
 def walkthrough() -> str:
@@ -31,20 +30,14 @@ def test_the_readme_walkthrough_runs_as_written(admin, tmp_path):
            if k not in SECRET_NAMES and k not in ("APP_ENV", "PUBLIC_BASE_URL", "CHAT_WEBHOOK_URL")}
     env.update(PORT=str(api_port), SANDBOX_PORT=str(sandbox_port), SANDBOX_SMTP_PORT=str(smtp_port),
                SMTP_URL=f"smtp://127.0.0.1:{smtp_port}", DEV_ENV_FILE=str(tmp_path / ".env.development"))
-    run = subprocess.Popen(["make", "run"], cwd=ROOT, env=env, start_new_session=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run = start_make_run(env)
     try:
         wait_http(f"{api}/readyz", timeout=90, process=run)
         wait_http(f"{sandbox}/_sandbox/health", timeout=30, process=run)
         shell = subprocess.run(["bash", "-c", walkthrough()], cwd=ROOT, capture_output=True, text=True,
                                timeout=180, env={**env, "API": api, "SANDBOX": sandbox})
     finally:
-        os.killpg(run.pid, signal.SIGINT)
-        try:
-            run.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(run.pid, signal.SIGKILL)
-            run.communicate()
+        stop_make_run(run)
     out = shell.stdout
     assert shell.returncode == 0, out + shell.stderr
     assert "error" not in shell.stderr.lower(), shell.stderr

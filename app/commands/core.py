@@ -42,8 +42,6 @@ def migrate(args) -> int:
 
 
 def serve(args) -> int:
-    import os
-
     import uvicorn
 
     from app.logging import configure

@@ -10,7 +10,6 @@ from typing import Any
 
 import asyncpg
 import falcon
-import orjson
 import structlog
 from pydantic import ValidationError
 
