@@ -54,7 +54,7 @@ def build_services(config: Config) -> Services:
             for branch, secret in GATEWAY_BRANCHES.items()
         },
         service_tokens=service_tokens(config.secret("SERVICE_ROLE_SECRET")),
-        lifespan=Lifespan(db, on_startup=[orchestrator.start], on_shutdown=[orchestrator.close]),
+        lifespan=Lifespan(db, on_shutdown=[orchestrator.close]),
         orchestrator=orchestrator,
         pipeline=Pipeline(config, db, orchestrator),
         mailer=Mailer.from_config(config),

@@ -20,10 +20,9 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from pydantic import AfterValidator, Field, StrictInt
 
 from app.errors import ApiError
 
@@ -38,17 +37,6 @@ EMAIL_MAX_LENGTH = 254
 EMAIL_PATTERN = re.compile(EMAIL)
 
 
-
-def _within_bigint(digits: str) -> str:
-    if int(digits) > MAX_BIGINT:
-        raise ValueError(f"must be at most {MAX_BIGINT}")
-    return digits
-
-
-# A positive bigint id for pydantic models (the tRPC inputs): as a JSON integer, or as digits
-# (a cursor; 19 digits may still be beyond bigint, which asyncpg would refuse with a 500).
-PositiveId = Annotated[StrictInt, Field(gt=0, le=MAX_BIGINT)]
-PositiveIdText = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$"), AfterValidator(_within_bigint)]
 
 _INTEGER = re.compile(r"-?[0-9]{1,20}")
 # A JSON number of 19 digits or more (or a \u escape of NUL or a surrogate) may need the slow

@@ -110,7 +110,6 @@ async def bench(args, database_url: str, admin_url: str, sandbox: str) -> list[d
     db = Database(database_url, 1, 4)
     await db.open()
     orch = Orchestrator(config, db)
-    await orch.start()
     try:
         items = [await orch.standard_risk_item(i) for i in ids]
         rows = []

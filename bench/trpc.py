@@ -112,7 +112,7 @@ def main() -> None:
     print(f"{args.connections} connections, median of {args.rounds} alternating rounds of {args.seconds} s")
     print(table([baseline, *rows], baseline))
     print(rss_line(rss) + f"; API resident after the login {after_login:.0f} MB, after the load {steady:.0f} MB "
-          "(the peak holds one argon2 verification: 19 MiB)")
+          "(the peak holds one argon2 verification: 7 MiB)")
     goal("trpc byRiskItem throughput / bare (median round ratio)", by_item_ratio, 0.7)
     goal("API peak RSS", rss["API"], 64, at_most=True, unit=" MB")
 

@@ -11,12 +11,25 @@ import uuid
 from typing import Annotated, Any, Awaitable, Callable, Literal
 
 import orjson
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from app.db import Identity
-from app.validation import PositiveId as Id, PositiveIdText
+from app.validation import MAX_BIGINT
 
 Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
+
+
+def _within_bigint(digits: str) -> str:
+    if int(digits) > MAX_BIGINT:
+        raise ValueError(f"must be at most {MAX_BIGINT}")
+    return digits
+
+
+# A positive bigint id: as a JSON integer, or as digits (a cursor; 19 digits may still be
+# beyond bigint, which asyncpg would refuse with a 500). Pydantic is loaded with the dashboard
+# only, at its first request (app/lazy.py): the other surfaces validate in app/validation.py.
+Id = Annotated[StrictInt, Field(gt=0, le=MAX_BIGINT)]
+PositiveIdText = Annotated[str, Field(pattern=r"^[1-9][0-9]{0,18}$"), AfterValidator(_within_bigint)]
 
 
 class Input(BaseModel):

@@ -1,6 +1,6 @@
 """The Orchestrator: picks the adapter by provider slug, obtains the access token, emits.
 
-    orchestrator = Orchestrator(config, db); await orchestrator.start()
+    orchestrator = Orchestrator(config, db)
     item = await orchestrator.standard_risk_item(risk_item_id)
     result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key)
 
@@ -32,7 +32,6 @@ from app.orchestrator.contract import (
     UNKNOWN_PROVIDER, EmissionError, EmissionResponse, EmitContext, OrchestratorResult)
 from app.orchestrator.model import MappingError, StandardRiskItem
 from app.orchestrator.registry import ADAPTERS
-from app.orchestrator.transport import ProviderTransport
 
 log = structlog.get_logger("app.orchestrator")
 
@@ -77,10 +76,6 @@ class Orchestrator:
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        for slug in self.adapters:
-            self._client(slug)
-
     async def close(self) -> None:
         clients, self._http = list(self._http.values()), {}
         self._loaded.clear()
@@ -89,9 +84,11 @@ class Orchestrator:
             await client.aclose()
 
     def _client(self, slug: str) -> httpx.AsyncClient:
-        """The provider's pooled client (keep-alive, explicit timeouts); made once."""
+        """The provider's pooled client (keep-alive, explicit timeouts); made at its first use,
+        so that an API process that never emits never loads aiohttp (about 7 MB, README "Memory")."""
         client = self._http.get(slug)
         if client is None:
+            from app.orchestrator.transport import ProviderTransport
             connect, read = self.config.http_connect_timeout, self.config.http_read_timeout
             client = self._http[slug] = httpx.AsyncClient(
                 transport=ProviderTransport(limits=httpx.Limits(max_connections=100, keepalive_expiry=30.0)),

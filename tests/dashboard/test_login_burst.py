@@ -32,7 +32,7 @@ async def test_parallel_wrong_passwords_get_at_most_five_evaluations(live_api, m
 
 
 async def test_argon2_verifications_are_bounded_per_process(make_user, monkeypatch):
-    """DASHBOARD_LOGIN_CONCURRENCY verifications at once (19 MiB each), whatever arrives."""
+    """DASHBOARD_LOGIN_CONCURRENCY verifications at once (7 MiB each), whatever arrives."""
     import threading
     import time
 

@@ -33,7 +33,6 @@ def fast_config(config):
 async def orchestrator(fast_config, db, sandbox):
     """A fresh orchestrator: no cached configuration, no cached token."""
     orch = Orchestrator(fast_config, db)
-    await orch.start()
     yield orch
     await orch.close()
 
@@ -78,7 +77,6 @@ async def configured(admin, fast_config, db):
             admin.execute("SELECT integrations.set_provider_config(%s, %s)",
                           (slug, orjson.dumps(auth_config).decode()))
         orch = Orchestrator(fast_config, db, adapters={slug: type(base.__name__, (base,), {"slug": slug})})
-        await orch.start()
         made.append((orch, slug))
         return orch, slug
 

@@ -292,7 +292,6 @@ async def test_an_adapter_that_raises_gives_internal_orchestrator_error(fast_con
             raise RuntimeError(f"boom with {ctx.access_token}")
 
     orch = Orchestrator(fast_config, db, adapters={**ADAPTERS, "PROVIDER_A": Exploding})
-    await orch.start()
     try:
         with structlog.testing.capture_logs() as logs:
             result = await orch.orchestrate_insurance_emission("PROVIDER_A", await item_of(), key())

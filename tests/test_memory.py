@@ -1,0 +1,42 @@
+"""What each process loads before it serves anything (README "Memory"): the API and the
+worker stay within their resident budgets only while the heavy libraries wait for the first
+request that needs them. Each check starts a fresh interpreter, as a deployment does."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+# Loaded at the first request that needs them, never at start.
+LATE = {
+    "pydantic": "the dashboard's RPC inputs (app/dashboard/router.py)",
+    "argon2": "the dashboard login",
+    "jinja2": "the back-office pages and the mail templates",
+    "aiohttp": "a provider call (app/orchestrator/transport.py)",
+    "psycopg": "the command line only",
+}
+
+
+def loaded_at_start(module: str) -> set[str]:
+    code = (f"import sys, json; import {module}; "
+            "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))")
+    env = {**os.environ, "APP_ENV": "development", "LOG_LEVEL": "warning",
+           "DEV_ENV_FILE": os.devnull}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return set(json.loads(out.splitlines()[-1]))
+
+
+@pytest.mark.parametrize("module", ["app.asgi", "app.worker"])
+def test_a_process_starts_without_the_libraries_of_its_first_requests(module):
+    early = {name: why for name, why in LATE.items() if name in loaded_at_start(module)}
+    assert early == {}
+
+
+def test_the_worker_loads_no_http_framework():
+    assert {"falcon", "uvicorn"} & loaded_at_start("app.worker") == set()
