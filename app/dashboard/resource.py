@@ -117,7 +117,10 @@ class Trpc(auth.Preflight):
         except TrpcError as error:  # the request as a whole: one error, no path (as tRPC answers it)
             self._write(resp, [error_item(error, None, superjson)], batch=False)
             return
-        outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
+        if len(calls) == 1:  # most calls: no task to schedule for a gather of one
+            outcomes = [await self._run(req, resp, calls[0], context)]
+        else:
+            outcomes = await asyncio.gather(*(self._run(req, resp, call, context) for call in calls))
         streaming = stream and batch
         wrap = superjson and not streaming  # a stream line is serialized as a whole instead
         items = [result_item(data, wrap) if error is None else error_item(error, call.path, wrap)
