@@ -12,8 +12,8 @@ contention. On an idle machine the one Python process is the bottleneck (DESIGN.
 req/s ratios tend to the app-CPU ratio; on a saturated one, to the total-CPU ratio. The bench channel
 holds one risk item (the list answers the same single row the bare SELECT reads) and a
 second channel holds ten (a fuller window). Targets: authorize and the one-item list at
->= 0.6 x the bare endpoint's req/s; the ten-item list at >= 0.7 x, with a p99 at most twice the
-bare endpoint's.
+>= 0.7 x the bare endpoint's req/s, as every read; the ten-item list too, with a p99 at most
+twice the bare endpoint's.
 """
 from __future__ import annotations
 
@@ -30,8 +30,7 @@ import psycopg  # noqa: E402
 
 from bench import lib  # noqa: E402
 
-TARGET_RATIO = 0.6
-TEN_RATIO = 0.7   # the ten-item window
+TARGET_RATIO = 0.7  # the reads of the guide: at least 0.7 of the bare SELECT
 P99_GOAL = 2.0    # its p99 at most twice the bare endpoint's, same run
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
@@ -147,7 +146,7 @@ def main() -> int:
     judged = rows[:2]  # authorize and the one-item list: the same work as the bare SELECT
     met = [lib.goal(f"{r.name} throughput / bare", r.rps / baseline.rps, TARGET_RATIO) for r in judged]
     ten = rows[2]
-    met.append(lib.goal(f"{ten.name} throughput / bare", ten.rps / baseline.rps, TEN_RATIO))
+    met.append(lib.goal(f"{ten.name} throughput / bare", ten.rps / baseline.rps, TARGET_RATIO))
     met.append(lib.goal(f"{ten.name} p99 / bare p99 at {CONNECTIONS} connections", ten.p99_ms / baseline.p99_ms,
                         P99_GOAL, at_most=True))
     lib.goal("API peak RSS", app_rss, 64, at_most=True, unit=" MB")
