@@ -57,6 +57,8 @@ def development_secrets(path: Path) -> dict[str, str]:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
+        if not path.is_file():  # a device, a pipe, a folder: never read into, never replaced
+            raise ConfigError(f"DEV_ENV_FILE={str(path)!r} is not a regular file") from None
         found = read_env_file(path)
         if all(found.get(name) for name in SECRET_NAMES):
             return found

@@ -1,6 +1,7 @@
 """The skeleton every surface stands on: health, readiness, the error envelope, request ids."""
 from __future__ import annotations
 
+import os
 import stat
 
 import falcon
@@ -107,6 +108,15 @@ def test_development_processes_share_one_secrets_file(tmp_path):
     third = Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(env_file), "AUTH_SECRET": "x" * 40})
     assert third.secret("AUTH_SECRET") == "x" * 40
     assert third.secret("SERVICE_ROLE_SECRET") == first.secret("SERVICE_ROLE_SECRET")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+def test_a_secrets_file_that_is_no_regular_file_stops_start_up_and_is_left_alone(tmp_path):
+    device = tmp_path / "null"
+    os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # /dev/null's twin
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(device)})
+    assert stat.S_ISCHR(device.stat().st_mode)
 
 
 def test_test_mode_generates_ephemeral_secrets():
