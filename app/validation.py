@@ -36,8 +36,6 @@ EMAIL = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
 EMAIL_MAX_LENGTH = 254
 EMAIL_PATTERN = re.compile(EMAIL)
 
-
-
 _INTEGER = re.compile(r"-?[0-9]{1,20}")
 # A JSON number of 19 digits or more (or a \u escape of NUL or a surrogate) may need the slow
 # path: orjson turns integers beyond 64 bits into floats and refuses lone surrogates.

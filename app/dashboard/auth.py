@@ -179,7 +179,8 @@ class Login(_SessionRoute):
         user = orjson.loads(found) if found else None
         # The attempt is already counted (login_user reserved it). An unknown e-mail costs the
         # same hash verification as a wrong password; at most DASHBOARD_LOGIN_CONCURRENCY
-        # verifications (7 MiB each, app/dashboard/passwords.py) run at once in this process, the rest wait their turn.
+        # verifications (7 MiB each, app/dashboard/passwords.py) run at once in this process,
+        # the rest wait their turn.
         async with self.argon2:
             verified = await asyncio.to_thread(_verify, user["passwordHash"] if user else _dummy_hash(),
                                                body.password)
