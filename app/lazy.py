@@ -1,5 +1,5 @@
 """Resources built at their first request, so that a surface a process may never serve (the
-dashboard's RPC and back-office: pydantic models, argon2, jinja2, about 15 MB) costs no memory
+dashboard's RPC and back-office: pydantic models, argon2, jinja2, about 10 MB) costs no memory
 until it does (README "Memory").
 
     app.add_route("/backoffice", lazy(loader, responders("app.dashboard.backoffice.resources", "Pages")),
