@@ -11,6 +11,7 @@ import orjson
 import structlog
 
 from app import errors, health, openapi
+from app.addresses import ClientAddresses
 from app.config import Config
 from app.db import CHANNEL, HOLDER, Database
 from app.mail import Mailer
@@ -35,6 +36,8 @@ class Services:
     orchestrator: Orchestrator
     pipeline: Pipeline
     mailer: Mailer | None = None
+    # The client of a request, by the one rule of app/addresses.py (every per-IP limit, /metrics).
+    addresses: ClientAddresses | None = None
 
 
 def build_services(config: Config) -> Services:
@@ -58,6 +61,7 @@ def build_services(config: Config) -> Services:
         orchestrator=orchestrator,
         pipeline=Pipeline(config, db, orchestrator),
         mailer=Mailer.from_config(config),
+        addresses=ClientAddresses(config.trusted_proxies),
     )
 
 
@@ -97,7 +101,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/healthz", health.Health())
     app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
     app.add_route("/openapi.json", openapi.OpenApi())
-    app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips, request_metrics))
+    app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips, request_metrics,
+                                              services.addresses))
 
     # Each surface adds its own routes; imported here so that a surface is one package.
     from app import dashboard, gateway, integrations, postsales

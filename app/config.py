@@ -14,7 +14,11 @@ import ipaddress
 import os
 import re
 import secrets
+import stat
+import tempfile
 from pathlib import Path
+
+from app.addresses import parse_trusted
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,12 +57,18 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 def development_secrets(path: Path) -> dict[str, str]:
     """The development secrets of `path`, written once (mode 0600) by whichever process comes
-    first; O_EXCL makes two processes starting at once agree on one file."""
+    first; O_EXCL makes two processes starting at once agree on one file. An existing file
+    that others may read (group or world permissions) is refused, never used or rewritten."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         if not path.is_file():  # a device, a pipe, a folder: never read into, never replaced
             raise ConfigError(f"DEV_ENV_FILE={str(path)!r} is not a regular file") from None
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise ConfigError(f"DEV_ENV_FILE={str(path)!r} holds secrets but is open to others (mode "
+                              f"{mode:04o}): `chmod 600 {path}` if only you could have read it, else "
+                              "delete it and a new one is written") from None
         found = read_env_file(path)
         if all(found.get(name) for name in SECRET_NAMES):
             return found
@@ -66,8 +76,9 @@ def development_secrets(path: Path) -> dict[str, str]:
     values = {name: secrets.token_urlsafe(48) for name in SECRET_NAMES}
     if fd is None:
         values.update({k: v for k, v in read_env_file(path).items() if v})
-        tmp = path.with_name(path.name + f".{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # A new file of our own (mkstemp: O_EXCL, mode 0600, an unguessable name), then renamed
+        # over the old one: never written through a name someone else could have placed.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".")
         _write_secrets(fd, values)
         os.replace(tmp, path)
     else:
@@ -155,6 +166,11 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 8000
     forwarded_allow_ips: str = "127.0.0.1"
+    # FORWARDED_ALLOW_IPS parsed (app/addresses.py): the proxies whose X-Forwarded-For is read;
+    # None means every peer (`*`, refused in production).
+    trusted_proxies: tuple | None = (ipaddress.ip_network("127.0.0.1/32"),)
+    headers_timeout: float = 10.0  # a request's head must be complete within it (app/server.py)
+    trpc_max_batch: int = 10
     public_base_url: str = "http://127.0.0.1:8000"
     sqitch_plan: Path = ROOT / "sqitch.plan"
     secrets: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -235,6 +251,16 @@ class Config:
                                      for part in metrics_ips.split(",") if part.strip())
         except ValueError:
             raise ConfigError(f"METRICS_ALLOWED_IPS={metrics_ips!r} is not a list of addresses or networks") from None
+        forwarded = env.get("FORWARDED_ALLOW_IPS", cls.forwarded_allow_ips).strip()
+        try:
+            trusted_proxies = parse_trusted(forwarded)
+        except ValueError:
+            raise ConfigError(f"FORWARDED_ALLOW_IPS={forwarded!r} is not a list of addresses or networks "
+                              "(the proxies in front of the API)") from None
+        if trusted_proxies is None and mode == "production":
+            raise ConfigError("FORWARDED_ALLOW_IPS='*' trusts any client to name its own address (every per-IP "
+                              "limit then keys on what the client writes): name the proxies in front of the "
+                              "API, e.g. FORWARDED_ALLOW_IPS=10.0.0.5,10.0.1.0/24")
         return cls(
             env=mode,
             database_url=env.get("DATABASE_URL", cls.database_url),
@@ -246,7 +272,10 @@ class Config:
             db_acquire_timeout=_float(env, "DB_ACQUIRE_TIMEOUT", cls.db_acquire_timeout),
             host=host,
             port=port,
-            forwarded_allow_ips=env.get("FORWARDED_ALLOW_IPS", cls.forwarded_allow_ips).strip(),
+            forwarded_allow_ips=forwarded,
+            trusted_proxies=trusted_proxies,
+            headers_timeout=_positive_float(env, "HEADERS_TIMEOUT", cls.headers_timeout),
+            trpc_max_batch=_int(env, "TRPC_MAX_BATCH", cls.trpc_max_batch, 1),
             public_base_url=env.get("PUBLIC_BASE_URL", f"http://{host}:{port}").rstrip("/"),
             sqitch_plan=Path(env.get("SQITCH_PLAN", str(cls.sqitch_plan))),
             secrets=found,

@@ -8,6 +8,7 @@ import falcon
 import orjson
 import structlog
 
+from app.addresses import ClientAddresses
 from app.db import SERVICE, Database
 from app.errors import ApiError
 from app.metrics import CONTENT_TYPE, address_allowed, exposition
@@ -57,13 +58,15 @@ class Metrics:
     The database's gauges come from one call, insurance.read_metrics(); when it fails the
     scrape still answers, with insurance_database_up 0."""
 
-    def __init__(self, db: Database, networks, request_metrics=None) -> None:
+    def __init__(self, db: Database, networks, request_metrics=None, addresses: ClientAddresses | None = None) -> None:
         self.db = db
         self.networks = networks
         self.request_metrics = request_metrics  # flushed first: this process's figures are current
+        self.addresses = addresses or ClientAddresses(())
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if not address_allowed(req.remote_addr, self.networks):
+        client = self.addresses.of(req)  # behind a trusted proxy: the client, not the proxy
+        if not address_allowed(str(client) if client else None, self.networks):
             raise ApiError(403, "FORBIDDEN", "metrics are served only to METRICS_ALLOWED_IPS")
         try:
             data = orjson.loads(await self.db.call(SERVICE, None, "insurance.read_metrics"))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import ipaddress
 import re
 import sys
 import time
@@ -16,15 +15,6 @@ from app.metrics import UNMATCHED, RequestMetrics, surface_of
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _UTC = datetime.timezone.utc
-
-
-def client_ip(req: falcon.Request) -> str | None:
-    """The client's IP as uvicorn saw it (X-Forwarded-For only from FORWARDED_ALLOW_IPS), or None
-    when the peer is no IP address (a unix socket): the per-IP limits key on it."""
-    try:
-        return str(ipaddress.ip_address(req.remote_addr))
-    except (TypeError, ValueError):
-        return None
 
 
 class AccessLog:

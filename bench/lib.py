@@ -100,11 +100,15 @@ class Server:
 
 @contextlib.contextmanager
 def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/healthz") -> Iterator[Server]:
-    """uvicorn serving `target` (module:app) as the real deployment does."""
+    """uvicorn serving `target` (module:app) as the real deployment does: the app with
+    `serve`'s settings (app/commands/core.py: the bounded httptools protocol of app/server.py,
+    no proxy-header rewriting), a yardstick on plain httptools."""
     port = free_port()
+    ours = target.startswith("app.")
     command = [PYTHON, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port),
-               "--loop", "uvloop", "--http", "httptools", "--no-access-log", "--log-level", "warning",
-               "--workers", str(workers)]
+               "--loop", "uvloop", "--http", "app.server:BoundedHttpToolsProtocol" if ours else "httptools",
+               "--no-access-log", "--log-level", "warning", "--workers", str(workers),
+               *(["--no-proxy-headers"] if ours else [])]
     process = subprocess.Popen(command, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -55,12 +55,15 @@ def serve(args) -> int:
         # Set before any worker process imports prometheus-client (app/metrics.py): each keeps
         # its figures in this directory and a scrape adds them up.
         metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="insurance-metrics-")
+    # Read by each worker process's protocol (app/server.py), checked here with the rest.
+    os.environ["HEADERS_TIMEOUT"] = repr(config.headers_timeout)
     try:
+        # httptools bounded by app/server.py (request line, headers, time to send them). No
+        # proxy-header rewriting by uvicorn: the peer stays the peer, and app/addresses.py
+        # reads X-Forwarded-For from FORWARDED_ALLOW_IPS alone, by one rule for every limit.
         uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
-                    workers=args.workers, loop="uvloop", http="httptools", access_log=False,
-                    log_level=config.log_level, proxy_headers=True,
-                    # Only these peers' X-Forwarded-For names the client (per-IP limits key on it).
-                    forwarded_allow_ips=config.forwarded_allow_ips)
+                    workers=args.workers, loop="uvloop", http="app.server:BoundedHttpToolsProtocol",
+                    access_log=False, log_level=config.log_level, proxy_headers=False)
     finally:
         if metrics_dir:
             shutil.rmtree(metrics_dir, ignore_errors=True)

@@ -24,7 +24,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from app.dashboard.passwords import PASSWORD_HASHER
 from app import db, errors, validation
 from app.config import Config
-from app.middleware import client_ip
 from app.responses import send
 
 log = structlog.get_logger("app.dashboard.auth")
@@ -165,7 +164,7 @@ class Login(_SessionRoute):
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         self.guard(req, resp)
         body = await _login_input(req)
-        email, ip, call = body.email.lower(), client_ip(req), self.services.db.call
+        email, ip, call = body.email.lower(), self.services.addresses.limit_key(req), self.services.db.call
         ttl = self.services.config.dashboard_session_ttl
         try:
             found = await call(db.ANON, None, "dashboard.login_user", email, ip)

@@ -4,8 +4,8 @@ Python draws the 6-digit code (CSPRNG) and its keyed hash, HMAC-SHA256(OTP_HASH_
 email + ":" + code); SQL (postsales.request_otp / verify_otp) keeps only the hash and holds
 every rule: holder check, cooldown, hourly cap, expiry, single use, attempts, and the limits
 per client IP (POSTSALES_OTP_IP_PER_HOUR requests, POSTSALES_VERIFY_IP_PER_HOUR failed
-verifications; the IP is uvicorn's, from X-Forwarded-For only when sent by a proxy listed in
-FORWARDED_ALLOW_IPS). The request
+verifications; the client by app/addresses.py's one rule: X-Forwarded-For only from a proxy
+listed in FORWARDED_ALLOW_IPS, an IPv6 client keyed on its /64). The request
 answers alike for known and unknown e-mails; the mail goes out in the background.
 """
 from __future__ import annotations
@@ -22,7 +22,6 @@ import orjson
 from app import validation
 from app.db import ANON
 from app.errors import ApiError
-from app.middleware import client_ip
 from app.responses import send
 
 # Outcomes of the SQL functions -> (status, message).
@@ -77,13 +76,14 @@ class OtpRequest:
         self.secret = services.config.secret("OTP_HASH_SECRET").encode()
         self.ttl = services.config.postsales_otp_ttl
         self.ip_limit = services.config.postsales_otp_ip_per_hour
+        self.addresses = services.addresses
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         email = (await login_body(req, "email"))["email"]
         code = f"{secrets.randbelow(1_000_000):06d}"
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl,
-            client_ip(req), self.ip_limit))
+            self.addresses.limit_key(req), self.ip_limit))
         if "error" in outcome:
             raise otp_error(outcome)
         if outcome["send"]:
@@ -99,13 +99,14 @@ class OtpVerify:
         self.secret = services.config.secret("OTP_HASH_SECRET").encode()
         self.max_attempts = services.config.postsales_otp_max_attempts
         self.ip_limit = services.config.postsales_verify_ip_per_hour
+        self.addresses = services.addresses
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = await login_body(req, "email", "otp")
         email = body["email"]
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.verify_otp", email, otp_hash(self.secret, email, body["otp"]),
-            self.max_attempts, client_ip(req), self.ip_limit))
+            self.max_attempts, self.addresses.limit_key(req), self.ip_limit))
         if "error" in outcome:
             raise otp_error(outcome)
         token = self.tokens.issue(email, email=email)
