@@ -22,7 +22,6 @@ from app.dashboard.router import PROCEDURES, Context, Procedure
 
 log = structlog.get_logger("app.dashboard")
 
-MAX_BATCH = 50
 METHODS = {"query": "GET", "mutation": "POST"}
 
 
@@ -104,13 +103,21 @@ class Trpc(auth.Preflight):
         resp.set_header("Cache-Control", "no-store")  # a session's data, never for shared caches
         batch = req.get_param("batch") == "1"
         stream = _accepts_jsonl(req)
+        paths = path.split(",") if batch else [path]
+        if len(paths) > self.services.config.trpc_max_batch:  # before any statement: one error
+            limit = self.services.config.trpc_max_batch
+            error = TrpcError("BAD_REQUEST", f"Batch call exceeds maximum size ({limit} calls, TRPC_MAX_BATCH)")
+            self._write(resp, [error_item(error, None, False)], batch=False)
+            return
         context = _Session(self.services, req)
         # Credentials before the body: a POST without a live session reads nothing (each call
-        # then answers UNAUTHORIZED); a GET carries its input in the URL.
-        reads = req.method != "POST" or await context.known()
+        # then answers UNAUTHORIZED); a GET carries its input in the URL. A batch of several
+        # calls looks its session up once, first: an unknown one then costs one statement, not
+        # one per call.
+        reads = (req.method != "POST" and len(paths) == 1) or await context.known()
         raw, parse_error = await self._raw_input(req) if reads else (MISSING, None)
         superjson = False
-        calls = [_Call(i, p) for i, p in enumerate(path.split(",") if batch else [path])]
+        calls = [_Call(i, p) for i, p in enumerate(paths)]
         try:
             superjson = self._assign_inputs(calls, raw, parse_error, batch)
             self._check_request(req, calls, batch, stream)
@@ -183,8 +190,6 @@ class Trpc(auth.Preflight):
             raise TrpcError("UNSUPPORTED_MEDIA_TYPE",
                             f'Unsupported content-type "{req.content_type}"' if req.content_type
                             else "Missing content-type header")
-        if batch and len(calls) > MAX_BATCH:
-            raise TrpcError("BAD_REQUEST", "Batch call exceeds maximum size")
         if stream and not batch:
             raise TrpcError("BAD_REQUEST", "Streaming requests must be batched (you can do a batch of 1)")
         types = sorted({c.procedure.type for c in calls if c.procedure is not None})
@@ -227,9 +232,10 @@ class Trpc(auth.Preflight):
 
 
 class _Session:
-    """The request's dashboard session. A query resolves it inside its own statement (one
+    """The request's dashboard session. A lone query resolves it inside its own statement (one
     round trip: auth.session_identity_in_statement); a POST looks it up first, because its
-    body is read only for a live session, and its calls then use what the lookup found."""
+    body is read only for a live session, and so does a batch of several calls (once for all
+    of them); the calls then use what the lookup found."""
 
     def __init__(self, services, req: falcon.Request) -> None:
         self._lookup = None

@@ -3,6 +3,8 @@ procedure's own statement (dashboard.session_claims_or_deny), not by a lookup be
 from __future__ import annotations
 
 import contextlib
+import json
+from urllib.parse import quote
 
 from tests.dashboard.test_emissions import query
 
@@ -72,3 +74,47 @@ async def test_without_a_cookie_no_statement_is_sent(client, services):
     with counting(services) as pool:
         resp = await client.simulate_get("/api/trpc/integrationEmissions.list")
     assert resp.status_code == 401 and pool.statements == []
+
+
+# -- batches: bounded, and one session lookup for all their calls (issue 19) -------------
+
+LIST = "integrationEmissions.list"
+
+
+def batch_url(calls: int) -> tuple[str, str]:
+    inputs = {str(i): {"limit": 1} for i in range(calls)}
+    return f"/api/trpc/{','.join([LIST] * calls)}", f"batch=1&input={quote(json.dumps(inputs), safe='')}"
+
+
+async def test_a_batch_over_trpc_max_batch_is_one_error_and_no_statement(client, services, session):
+    limit = services.config.trpc_max_batch
+    assert limit == 10, "the default"
+    path, qs = batch_url(limit + 1)
+    with counting(services) as pool:
+        resp = await client.simulate_get(path, query_string=qs, headers=session["headers"])
+    assert resp.status_code == 400, resp.text
+    assert isinstance(resp.json, dict), "one error for the whole request, not one per call"
+    assert resp.json["error"]["data"]["code"] == "BAD_REQUEST"
+    assert "TRPC_MAX_BATCH" in resp.json["error"]["message"]
+    assert pool.statements == []
+    path, qs = batch_url(limit)
+    resp = await client.simulate_get(path, query_string=qs, headers=session["headers"])
+    assert resp.status_code == 200 and len(resp.json) == limit
+
+
+async def test_a_batch_with_an_unknown_session_costs_one_lookup(client, services):
+    path, qs = batch_url(10)
+    with counting(services) as pool:
+        resp = await client.simulate_get(path, query_string=qs, headers={"Cookie": "dashboard_session=made-up"})
+    assert resp.status_code == 401
+    assert [item["error"]["data"]["code"] for item in resp.json] == ["UNAUTHORIZED"] * 10
+    assert len(pool.statements) == 1, pool.statements
+
+
+async def test_a_batch_resolves_its_session_once(client, services, session):
+    path, qs = batch_url(5)
+    with counting(services) as pool:
+        resp = await client.simulate_get(path, query_string=qs, headers=session["headers"])
+    assert resp.status_code == 200 and len(resp.json) == 5
+    session_lookups = [s for s in pool.statements if "session_claims" in s]
+    assert len(session_lookups) == 1 and len(pool.statements) == 6, pool.statements
