@@ -150,3 +150,30 @@ async def test_every_route_is_in_the_openapi_document(client, app):
     documented = set(resp.json["paths"])
     served = {route.path for route in inspect_routes(app)}
     assert served - documented == set(), "routes missing from app/openapi/*.yaml"
+
+
+def test_a_secrets_file_open_to_others_is_refused_and_left_alone(tmp_path):
+    """Issue 19: an existing file's mode was never checked (and a rewrite went through a
+    predictable name without O_EXCL)."""
+    env_file = tmp_path / ".env.development"
+    Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(env_file)})
+    content = env_file.read_text()
+    for mode in (0o640, 0o604):
+        env_file.chmod(mode)
+        with pytest.raises(ConfigError, match=r"open to others \(mode 0(640|604)\).*chmod 600"):
+            Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(env_file)})
+        assert env_file.read_text() == content and stat.S_IMODE(env_file.stat().st_mode) == mode
+
+
+def test_a_secrets_file_missing_names_is_completed_through_a_fresh_private_file(tmp_path):
+    env_file = tmp_path / ".env.development"
+    env_file.write_text("AUTH_SECRET=" + "k" * 48 + "\n")
+    env_file.chmod(0o600)
+    # What the old code wrote through: a name anyone could have placed beforehand.
+    planted = tmp_path / f".env.development.{os.getpid()}"
+    planted.symlink_to(tmp_path / "elsewhere")
+    config = Config.from_env({"APP_ENV": "development", "DEV_ENV_FILE": str(env_file)})
+    assert config.secret("AUTH_SECRET") == "k" * 48 and len(config.secret("OTP_HASH_SECRET")) >= 32
+    assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
+    assert not (tmp_path / "elsewhere").exists(), "nothing written through the planted name"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".env.development", planted.name]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from app.cli import actor, add_actor, admin, config_or_exit, print_json
+from app.cli import actor, add_actor, admin, config_or_exit, fail, print_json
 
 
 def serve(args) -> int:
@@ -21,7 +21,15 @@ def serve(args) -> int:
 
 
 def configure(args) -> int:
+    """Refused (exit 2, nothing written) outside development and test: in production it would
+    replace the real insurers' configuration with a sandbox's, and emissions would then
+    "succeed" against nothing."""
     from app.sandbox.credentials import auth_configs
+    config = config_or_exit()
+    if config.env not in ("development", "test"):
+        fail(f"sandbox configure points every provider at a sandbox: refused with APP_ENV={config.env} "
+             "(development and test only); set a real provider with `python -m app integrations set`",
+             code=2)
     who = actor(args)
     print_json([admin("admin.set_integration", who, slug, config)
                 for slug, config in auth_configs(args.url).items()])

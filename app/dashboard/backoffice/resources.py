@@ -67,9 +67,38 @@ def _path_id(value: str) -> int | None:
         return None
 
 
+# What a path and query may hold as they are; anything else (CR, LF, spaces, quotes, backslash,
+# characters outside ASCII) is percent-encoded, so that a Location header always encodes.
+_URL_SAFE = "/?&=%-._~+:,;@!$*()"
+
+
 def _local(path: str | None, default: str) -> str:
-    """Where to go after a POST: a back-office path only (no open redirect)."""
-    return path if path and path.startswith("/backoffice") and not path.startswith("//") and "\\" not in path else default
+    """Where to go after a POST or a login: a back-office path only (no open redirect),
+    percent-encoded (a CR, LF or non-Latin-1 character once made the redirect a 500)."""
+    if not path or not isinstance(path, str):
+        return default
+    path = quote(path.encode("utf-8", "surrogatepass"), safe=_URL_SAFE)
+    return path if path.startswith("/backoffice") and not path.startswith("//") else default
+
+
+# ?notice= carries one of these codes, with its counts in ?done= and ?of=; never text to show.
+NOTICES = {
+    "emissions-retried": lambda done, of: f"Retry queued for {done} of {of} emission{'s' if of != 1 else ''}.",
+    "outbox-due": lambda done, of: f"{done} of {of} outbox row{'s' if of != 1 else ''} due now.",
+}
+
+
+def _notice(req: falcon.Request) -> str | None:
+    """The message of a known ?notice= code, or None (an unknown code or count shows nothing)."""
+    message = NOTICES.get(req.get_param("notice") or "")
+    counts = [req.get_param(name) or "" for name in ("done", "of")]
+    if message is None or not all(c.isascii() and c.isdigit() and len(c) <= 4 for c in counts):
+        return None
+    return message(*map(int, counts))
+
+
+def _after_post(target: str, notice: str, done: int, of: int) -> falcon.HTTPSeeOther:
+    return falcon.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}{urlencode({'notice': notice, 'done': done, 'of': of})}")
 
 
 class Pages:
@@ -99,7 +128,7 @@ class Pages:
         resp.set_header("Referrer-Policy", "same-origin")
         resp.text = _env.get_template(template).render(
             user=user, csrf=csrf_token(token) if token and user else "", path=req.path,
-            notice=req.get_param("notice"), **context)
+            notice=_notice(req), **context)
 
     async def _call(self, identity: db.Identity, function: str, *args: Any) -> Any:
         return orjson.loads(await self.services.db.call_as(identity, function, *args))
@@ -201,9 +230,7 @@ class Pages:
         ids = _ids(form, "id")
         outcome = await self._call(claims, "dashboard.retry_emissions", ids, "backoffice")
         queued = sum(1 for o in outcome if o["queued"])
-        target = _local(form.get("next"), "/backoffice/emissions")
-        notice = f"Retry queued for {queued} of {len(ids)} emission{'s' if len(ids) != 1 else ''}."
-        raise falcon.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}notice={quote(notice)}")
+        raise _after_post(_local(form.get("next"), "/backoffice/emissions"), "emissions-retried", queued, len(ids))
 
     async def on_post_retry_outbox(self, req, resp) -> None:
         claims, _ = await self._session(req)
@@ -211,9 +238,7 @@ class Pages:
         ids = _ids(form, "id")
         outcome = await self._call(claims, "dashboard.retry_outbox", ids)
         queued = sum(1 for o in outcome if o["result"] == "queued")
-        notice = f"{queued} of {len(ids)} outbox row{'s' if len(ids) != 1 else ''} due now."
-        target = _local(form.get("next"), "/backoffice/outbox")
-        raise falcon.HTTPSeeOther(f"{target}{'&' if '?' in target else '?'}notice={quote(notice)}")
+        raise _after_post(_local(form.get("next"), "/backoffice/outbox"), "outbox-due", queued, len(ids))
 
 
 class Static:

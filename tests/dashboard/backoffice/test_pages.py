@@ -142,8 +142,50 @@ async def test_dead_letters_are_listed_apart_and_revived(client, session, admin)
         assert f"<td>{row['id']}</td>" in dead.text and "Dead letters" in dead.text
         body = f"id={row['id']}&csrf={csrf_token(session['token'])}&next=/backoffice/outbox?state=dead"
         resp = await client.simulate_post("/backoffice/outbox/retry", body=body, headers={**cookie(session), **FORM})
-        assert resp.status_code == 303 and "1%20of%201" in resp.headers["location"]
+        assert resp.status_code == 303
+        assert resp.headers["location"] == "/backoffice/outbox?state=dead&notice=outbox-due&done=1&of=1"
+        shown = await client.simulate_get("/backoffice/outbox", headers=cookie(session),
+                                          query_string="state=dead&notice=outbox-due&done=1&of=1")
+        assert "1 of 1 outbox row due now." in shown.text
         assert admin.execute("SELECT dead_at, attempts FROM outbox.http_requests WHERE id = %s",
                              (row["id"],)).fetchone() == {"dead_at": None, "attempts": 0}
     finally:
         admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = %s", (row["id"],))
+
+
+@pytest.mark.parametrize("next_path", [
+    "/backoffice/emissions%0D%0ASet-Cookie:%20x=1",     # CR/LF: a header split, once a 500
+    "/backoffice/emissions?q=%E2%82%AC",                # outside Latin-1: once a 500
+    "/backoffice/emissions?q=%C3%A9",                   # Latin-1 but not ASCII
+])
+async def test_a_retry_redirects_to_an_encoded_local_path_whatever_next_holds(
+        client, session, make_risk_item, make_emission, next_path):
+    em = make_emission(make_risk_item()["id"], status="ABANDONED")
+    resp = await retry(client, session, [em["id"]], next_path=next_path)
+    assert resp.status_code == 303, resp.text
+    location = resp.headers["location"]
+    assert location.startswith("/backoffice/emissions") and location.isascii()
+    assert "\r" not in location and "\n" not in location and " " not in location
+
+
+@pytest.mark.parametrize("next_value", ["%2Fbackoffice%0D%0Ax", "%2Fbackoffice%2F%E2%82%AC", "%2F%2Fevil.example",
+                                        "%2Fbackoffice%5C..%5Cx"])
+async def test_the_login_page_keeps_next_local_and_encoded(client, session, next_value):
+    resp = await client.simulate_get("/backoffice/login", query_string=f"next={next_value}", headers=cookie(session))
+    assert resp.status_code == 303, resp.text  # logged in already: straight there
+    location = resp.headers["location"]
+    assert location.startswith("/backoffice") and location.isascii() and "\\" not in location
+    assert "\r" not in location and "\n" not in location
+
+
+async def test_notice_shows_known_messages_only(client, session):
+    injected = await client.simulate_get("/backoffice/outbox", headers=cookie(session),
+                                         query_string="notice=Your%20account%20is%20locked%3A%20call%20555-0100")
+    assert injected.status_code == 200 and "555-0100" not in injected.text
+    assert 'role="status"' not in injected.text
+    known = await client.simulate_get("/backoffice/emissions", headers=cookie(session),
+                                      query_string="notice=emissions-retried&done=2&of=3")
+    assert "Retry queued for 2 of 3 emissions." in known.text
+    bad_count = await client.simulate_get("/backoffice/emissions", headers=cookie(session),
+                                          query_string="notice=emissions-retried&done=2%3Cb%3E&of=3")
+    assert bad_count.status_code == 200 and 'role="status"' not in bad_count.text
