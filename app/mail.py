@@ -42,7 +42,7 @@ def describe_duration(seconds: int) -> str:
 class Mailer:
     """Sends the OTP mail through one SMTP server; built once by build_services."""
 
-    def __init__(self, smtp_url: str, mail_from: str, timeout: float = 15.0) -> None:
+    def __init__(self, smtp_url: str, mail_from: str, timeout: float = 15.0, total_timeout: float = 30.0) -> None:
         url = urlsplit(smtp_url)
         if url.scheme not in ("smtp", "smtps") or not url.hostname:
             raise ConfigError(f"SMTP_URL={smtp_url!r} must look like smtp://host:port or smtps://user:pass@host")
@@ -55,11 +55,14 @@ class Mailer:
             "timeout": timeout,
         }
         self.mail_from = mail_from
+        # aiosmtplib's timeout bounds each command; a server that answers each one slowly
+        # could still hold a send (and its task) for ever: this bounds the whole send.
+        self.total_timeout = total_timeout
         self._pending: set[asyncio.Task] = set()
 
     @classmethod
     def from_config(cls, config: Config) -> "Mailer":
-        return cls(config.smtp_url, config.mail_from, config.http_read_timeout)
+        return cls(config.smtp_url, config.mail_from, config.http_read_timeout, config.http_total_timeout)
 
     def otp_message(self, to: str, code: str, ttl_seconds: int) -> EmailMessage:
         context = {"code": code, "validity": describe_duration(ttl_seconds)}
@@ -73,7 +76,8 @@ class Mailer:
 
     async def send(self, message: EmailMessage) -> None:
         import aiosmtplib  # on the first mail: most API processes never send one (about 3 MB)
-        await aiosmtplib.send(message, **self._smtp)
+        async with asyncio.timeout(self.total_timeout):
+            await aiosmtplib.send(message, **self._smtp)
 
     def send_otp_later(self, to: str, code: str, ttl_seconds: int) -> None:
         """Renders and sends in the background (the answer takes as long with mail as

@@ -66,6 +66,22 @@ CONFIG_ERROR_STATUSES = frozenset({401, 403})
 OK, REJECTED, RETRY, CONFIG_ERROR = "ok", "rejected", "retry", "config_error"
 # Answers after which outbox.record_deliveries puts a row back in the queue (with no answer and 5xx).
 RETRIED_STATUSES = frozenset({408, 409, 425, 429})
+# A delivery ends this long (at most a quarter of the lease) before its lease does, so that its
+# outcome is recorded while the row is still this worker's: a slow peer is never delivered twice.
+LEASE_MARGIN_SECONDS = 10.0
+
+
+def delivery_deadline(lease_seconds: float, total_timeout: float, own_api: bool) -> float:
+    """The TOTAL time one delivery may take, connection to last byte. Our own API answers a
+    dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT, app/orchestrator/pipeline.py), so
+    it gets the whole lease but the margin; any other peer (chat, partner webhooks) gets
+    HTTP_TOTAL_TIMEOUT, and never more than that."""
+    cap = lease_seconds - min(LEASE_MARGIN_SECONDS, lease_seconds / 4)
+    return cap if own_api else min(total_timeout, cap)
+
+
+class DeadlineExceeded(Exception):
+    """A delivery's total deadline passed: no answer (the row is retried with backoff)."""
 
 
 class Worker:
@@ -213,6 +229,19 @@ class Worker:
             self._token = (token, time.time() + self.tokens.lifetime)
         return token
 
+    async def _send(self, method: str, url: str, headers: dict[str, str], content: bytes,
+                    own_api: bool) -> httpx.Response:
+        """One outbound request of a delivery, answer read whole, within its total deadline
+        (delivery_deadline): every delivery goes through here. Raises DeadlineExceeded, or
+        httpx's errors."""
+        seconds = delivery_deadline(self.lease_seconds, self.config.http_total_timeout, own_api)
+        try:
+            async with asyncio.timeout(seconds):
+                return await self.client.request(method, url, headers=headers, content=content)
+        except TimeoutError:
+            raise DeadlineExceeded(f"no complete answer within {seconds:g} s (total deadline, "
+                                   f"shorter than the {self.lease_seconds} s lease)") from None
+
     async def _deliver(self, row: dict[str, Any]) -> None:
         url: str = row["url"]
         headers = {str(k): str(v) for k, v in (row.get("headers") or {}).items()}
@@ -224,11 +253,13 @@ class Worker:
         status: int | None = None
         error: str | None = None
         try:
-            resp = await self.client.request(row["method"], url, headers=headers,
-                                             content=orjson.dumps(row.get("body")))
+            resp = await self._send(row["method"], url, headers, orjson.dumps(row.get("body")),
+                                    own_api=row["url"].startswith("/"))
             status = resp.status_code
             if status >= 300:
                 error = resp.text[:500]
+        except DeadlineExceeded as exc:
+            error = str(exc)
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}"[:500]
         except asyncio.CancelledError:
@@ -252,8 +283,8 @@ class Worker:
                    "X-Request-Id": f"outbox-batch-{rows[0]['id']}-{len(rows)}"}
         outcome: dict[int, tuple[int | None, str | None]] = {}
         try:
-            resp = await self.client.post(self.config.public_base_url + batch_url, headers=headers,
-                                          content=orjson.dumps(body))
+            resp = await self._send("POST", self.config.public_base_url + batch_url, headers,
+                                    orjson.dumps(body), own_api=True)
             if resp.status_code == 200:
                 for result in orjson.loads(resp.content)["data"]["results"]:
                     status = result.get("status")
@@ -261,6 +292,8 @@ class Worker:
                     outcome[result["id"]] = (status, error)
             else:
                 outcome = {r["id"]: (resp.status_code, resp.text[:500]) for r in rows}
+        except DeadlineExceeded as exc:
+            outcome = {r["id"]: (None, str(exc)) for r in rows}
         except httpx.HTTPError as exc:
             outcome = {r["id"]: (None, f"{type(exc).__name__}: {exc}"[:500]) for r in rows}
         except (ValueError, KeyError, TypeError) as exc:

@@ -82,3 +82,80 @@ def test_rows_travel_together_as_they_say(admin, config):
 def test_the_worker_knows_no_path_of_the_api():
     source = Path(ROOT, "app", "worker.py").read_text()
     assert "/api/integrations" not in source, "rows say where they go and how they may be batched"
+
+
+class _Trickle:
+    """An HTTP peer that answers one byte every half second (each read is quick, the whole
+    answer takes 20 s): how long each delivery stays connected, and how many overlap."""
+
+    def __init__(self) -> None:
+        import socket
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.spans: list[list[float]] = []
+        self.stopping = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stopping:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn) -> None:
+        import time
+        span = [time.monotonic(), None]
+        self.spans.append(span)
+        with conn:
+            conn.recv(65536)
+            try:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 40\r\n\r\n")
+                for _ in range(40):
+                    if self.stopping:
+                        break
+                    time.sleep(0.5)
+                    conn.sendall(b"x")
+            except OSError:
+                pass  # the worker hung up
+            span[1] = time.monotonic()
+
+    def close(self) -> None:
+        self.stopping = True
+        self.sock.close()
+
+
+def test_a_slow_peer_is_cut_off_before_the_lease_ends_and_never_delivered_twice(admin, config):
+    """Issue 19: a chat webhook that answers slowly, each read within HTTP_READ_TIMEOUT, outlived
+    its lease and was delivered again while the first delivery still ran."""
+    import time
+    peer = _Trickle()
+    admin.execute("UPDATE outbox.http_requests SET delivered_at = now(), lease_until = NULL WHERE delivered_at IS NULL")
+    row = admin.execute("SELECT outbox.http_post(%s, '{\"text\": \"hello\"}'::jsonb) AS id",
+                        (f"http://127.0.0.1:{peer.port}/chat/webhook",)).fetchone()["id"]
+    lease = 4
+    slow = dataclasses.replace(config, http_read_timeout=1.0, http_connect_timeout=1.0, http_total_timeout=2.0)
+    try:
+        worker = Worker(slow, poll_interval=0.1, lease_seconds=lease)
+
+        async def run() -> None:
+            task = asyncio.create_task(worker.run())
+            await asyncio.sleep(lease * 2)
+            worker.stop()
+            await task
+
+        asyncio.run(run())
+    finally:
+        peer.close()
+        admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = %s", (row,))
+    now = time.monotonic()
+    spans = [(start, end or now) for start, end in peer.spans]
+    assert spans, "the peer was called"
+    first_start, first_end = spans[0]
+    assert first_end - first_start < lease - 0.5, f"the first delivery ran {first_end - first_start:.1f} s"
+    overlapping = [s for s in spans[1:] if s[0] < first_end]
+    assert not overlapping, "a second delivery began while the first was still running"
+    recorded = admin.execute("SELECT attempts, last_error FROM outbox.http_requests WHERE id = %s",
+                             (row,)).fetchone()
+    assert recorded["attempts"] >= 1 and "total deadline" in (recorded["last_error"] or ""), recorded
