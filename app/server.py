@@ -131,15 +131,16 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._head_timer = None
         if self.transport.is_closing():
             return
-        if self.cycle is None or self.cycle.response_complete:
-            self._refuse(408, "Request headers not received in time.")
-        else:  # an answer is still being written: only stop reading more
-            self.transport.close()
+        self._refuse(408, "Request headers not received in time.")
 
     def _refuse(self, status: int, message: str) -> None:
-        """Answer `status` with a one-line text body and close the connection."""
+        """Answer `status` with a one-line text body and close the connection (only close it
+        while the answer to an earlier pipelined request is still being written)."""
         self._cancel_head_timer()
         self._in_head = False
+        if self.cycle is not None and not self.cycle.response_complete:
+            self.transport.close()
+            return
         body = message.encode("ascii")
         content = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
