@@ -1,6 +1,7 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 .PHONY: setup run test migrate sandbox clean \
-        bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc
+        bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc \
+        bench-server-limits
 
 PORT ?= 8000
 
@@ -49,3 +50,7 @@ bench-emissions: setup
 ## tRPC queries behind a session cookie against the bare endpoint.
 bench-trpc: setup
 	@.venv/bin/python -m bench.trpc
+
+## The request limits of app/server.py against uvicorn's plain httptools (and h11), on /healthz.
+bench-server-limits: setup
+	@.venv/bin/python -m bench.server_limits

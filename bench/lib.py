@@ -99,16 +99,19 @@ class Server:
 
 
 @contextlib.contextmanager
-def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/healthz") -> Iterator[Server]:
+def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/healthz",
+          http: list[str] | None = None) -> Iterator[Server]:
     """uvicorn serving `target` (module:app) as the real deployment does: the app with
     `serve`'s settings (app/commands/core.py: the bounded httptools protocol of app/server.py,
-    no proxy-header rewriting), a yardstick on plain httptools."""
+    no proxy-header rewriting), a yardstick on plain httptools; `http` replaces those
+    protocol options (bench/server_limits.py compares them)."""
     port = free_port()
-    ours = target.startswith("app.")
+    if http is None:
+        http = (["--http", "app.server:BoundedHttpToolsProtocol", "--no-proxy-headers"]
+                if target.startswith("app.") else ["--http", "httptools"])
     command = [PYTHON, "-m", "uvicorn", target, "--host", "127.0.0.1", "--port", str(port),
-               "--loop", "uvloop", "--http", "app.server:BoundedHttpToolsProtocol" if ours else "httptools",
-               "--no-access-log", "--log-level", "warning", "--workers", str(workers),
-               *(["--no-proxy-headers"] if ours else [])]
+               "--loop", "uvloop", *http, "--no-access-log", "--log-level", "warning",
+               "--workers", str(workers)]
     process = subprocess.Popen(command, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
