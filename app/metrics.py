@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 # Seconds; the API answers in milliseconds, a provider call may take its whole timeout.
 HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -148,6 +148,13 @@ class _DatabaseGauges:
         if d.get("retrySweepLastRunAt") is not None:
             sweep.add_metric([], d["retrySweepLastRunAt"])
         yield sweep
+        ceilings = CounterMetricFamily("insurance_account_ceiling_trips",
+                                       "Account-wide failure ceilings reached (each also an audit row), by kind: "
+                                       "dashboard_login, otp_request, otp_verify (docs/security.md)",
+                                       labels=["kind"])
+        for kind, trips in sorted((d.get("accountCeilingTrips") or {}).items()):
+            ceilings.add_metric([kind], trips)
+        yield ceilings
 
 
 def exposition(database: dict[str, Any] | None) -> bytes:

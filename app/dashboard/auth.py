@@ -3,8 +3,10 @@
 A back-office user logs in with e-mail and password (argon2 hash, verified here: SQL cannot);
 the answer sets an HttpOnly, SameSite=Lax cookie whose value is a random token. The database
 keeps only its SHA-256 in insurance.dashboard_sessions (expiring, revocable). Attempts are
-reserved per e-mail and IP in PostgreSQL before the password is verified, and refunded on
-success (dashboard.login_user answers PT429 once none is left), so a burst cannot outrun them.
+reserved in PostgreSQL before the password is verified, per (e-mail, address), per address and
+per e-mail (a high account-wide ceiling), and refunded on success (dashboard.login_user answers
+RATE_LIMITED once none is left), so a burst cannot outrun them and an address that guesses
+locks out itself, not the owner elsewhere (docs/security.md).
 """
 from __future__ import annotations
 
@@ -15,7 +17,6 @@ import secrets
 from urllib.parse import urlsplit
 
 import argon2
-import asyncpg
 import falcon
 import orjson
 import structlog
@@ -166,16 +167,13 @@ class Login(_SessionRoute):
         body = await _login_input(req)
         email, ip, call = body.email.lower(), self.services.addresses.limit_key(req), self.services.db.call
         ttl = self.services.config.dashboard_session_ttl
-        try:
-            found = await call(db.ANON, None, "dashboard.login_user", email, ip)
-        except asyncpg.PostgresError as exc:
-            api_error = errors.from_database(exc)
-            if api_error is None or api_error.status_code != 429:
-                raise
-            retry_after = str((api_error.details or {}).get("retryAfter", 60))
-            log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
-            raise errors.ApiError(429, "RATE_LIMITED", api_error.message, headers={"Retry-After": retry_after}) from None
+        found = await call(db.ANON, None, "dashboard.login_user", email, ip)
         user = orjson.loads(found) if found else None
+        if user and "error" in user:  # this (e-mail, address), this address or the account: no attempt left
+            retry_after = str(user.get("retryAfter", 60))
+            log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
+            raise errors.ApiError(429, "RATE_LIMITED", "too many failed logins, try again later",
+                                  headers={"Retry-After": retry_after})
         # The attempt is already counted (login_user reserved it). An unknown e-mail costs the
         # same hash verification as a wrong password; at most DASHBOARD_LOGIN_CONCURRENCY
         # verifications (7 MiB each, app/dashboard/passwords.py) run at once in this process,

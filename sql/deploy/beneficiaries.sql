@@ -1,7 +1,7 @@
 -- Deploy insurance:beneficiaries to pg
 -- requires: risk_items
 -- requires: email_address
--- Beneficiaries of a risk item; those with is_holder = true may log in to post-sales
+-- Beneficiaries of a risk item, at most 50 each; those with is_holder = true may log in to post-sales
 -- (their e-mails are mirrored into authorized_claimants by claimant_rls).
 BEGIN;
 SET LOCAL ROLE insurance_owner;
@@ -52,6 +52,30 @@ COMMENT ON FUNCTION insurance.check_beneficiary_shares() IS
   'BEFORE INSERT/UPDATE trigger of beneficiaries: raises PT422 SHARES_EXCEED_100 when the item''s shares would pass 100. Trigger only.';
 REVOKE ALL ON FUNCTION insurance.check_beneficiary_shares() FROM PUBLIC;
 
+-- check_beneficiary_count(): BEFORE trigger; a risk item holds at most 50 beneficiaries, on
+-- every surface (the gateway's creation and the holder's additions alike). Serialised per item
+-- by the same row lock as the shares' check; SECURITY DEFINER so that it counts every row
+-- whatever the caller may see. Rows inserted earlier by the same statement are counted.
+CREATE FUNCTION insurance.check_beneficiary_count() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _count integer;
+BEGIN
+  PERFORM FROM insurance.risk_items ri WHERE ri.id = NEW.risk_item_id FOR NO KEY UPDATE;
+  SELECT count(*) INTO _count FROM insurance.beneficiaries b
+   WHERE b.risk_item_id = NEW.risk_item_id AND (TG_OP = 'INSERT' OR b.id <> NEW.id);
+  IF _count >= 50 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT422', MESSAGE = 'a risk item holds at most 50 beneficiaries',
+      DETAIL = 'BENEFICIARY_LIMIT', HINT = '{"limit": 50}';
+  END IF;
+  RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION insurance.check_beneficiary_count() IS
+  'BEFORE INSERT/UPDATE OF risk_item_id trigger of beneficiaries: raises PT422 BENEFICIARY_LIMIT (HINT '
+  '{limit: 50}) when the item already holds 50 beneficiaries. Trigger only.';
+REVOKE ALL ON FUNCTION insurance.check_beneficiary_count() FROM PUBLIC;
+
 -- beneficiary_json: the one JSON shape of a beneficiary, which the post-sales answers, the
 -- gateway's documents and the StandardRiskItem share. A SQL-standard body without a SET
 -- clause, so that the planner inlines it into each list (no call per row).
@@ -70,6 +94,9 @@ GRANT EXECUTE ON FUNCTION insurance.beneficiary_json(insurance.beneficiaries)
 CREATE TRIGGER beneficiaries_check_shares
   BEFORE INSERT OR UPDATE OF share, risk_item_id ON insurance.beneficiaries
   FOR EACH ROW EXECUTE FUNCTION insurance.check_beneficiary_shares();
+CREATE TRIGGER beneficiaries_check_count
+  BEFORE INSERT OR UPDATE OF risk_item_id ON insurance.beneficiaries
+  FOR EACH ROW EXECUTE FUNCTION insurance.check_beneficiary_count();
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON insurance.beneficiaries TO insurance_holder, insurance_service;
 GRANT SELECT, INSERT ON insurance.beneficiaries TO insurance_channel;

@@ -1,6 +1,7 @@
 -- Deploy insurance:dashboard_sessions_functions to pg
 -- requires: dashboard_users
 -- requires: request_identity
+-- requires: account_ceilings
 -- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's statement.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
@@ -9,24 +10,32 @@ SET LOCAL ROLE insurance_owner;
 -- these SECURITY DEFINER functions are the only way the anonymous role reaches the users,
 -- the sessions and the failed-login counters, and each does one narrow thing.
 --
--- Failed logins are counted per e-mail and per client IP in fixed windows of 15 minutes:
--- at 5 failures for one e-mail or 50 from one IP, further attempts are refused (PT429,
--- HINT {"retryAfter": seconds}) until the window ends. A success clears the e-mail's counter
--- (not the IP's: one valid account must not reset an address that is guessing others).
+-- Failed logins are counted in fixed windows of 15 minutes against three keys, so that a
+-- lockout cannot be aimed at someone else (docs/security.md):
+--   email+ip:<e-mail>|<address>  5: an address that guesses locks itself out of that account;
+--   ip:<address>                50: an address that guesses across accounts;
+--   email:<e-mail>             100: the account-wide ceiling, high enough that the owner's own
+--                                   mistakes never reach it, that stops guessing spread over
+--                                   many addresses (each trip audited and counted once a window,
+--                                   insurance._report_account_ceiling).
+-- Past a limit, further attempts are refused ({"error": "RATE_LIMITED", "retryAfter": s})
+-- until its window ends. The client address is the app's (app/addresses.py: an IPv6 client
+-- comes as its /64).
 -- An attempt is counted BEFORE the app verifies the password. login_user() reserves
--- the attempt atomically against the e-mail's and the IP's counters (one upsert, under the
--- rows' locks) and refuses once a limit is reached, so a burst of parallel wrong passwords
--- gets at most 5 evaluations per e-mail per window, whatever the concurrency.
--- login_succeeded() refunds the reservation: it clears the e-mail's counter and gives the
--- IP its attempt back.
+-- the attempt atomically against every counter (one upsert, under the rows' locks) and refuses
+-- once a limit is reached, so a burst of parallel wrong passwords gets at most 5 evaluations
+-- per (e-mail, address) per window, whatever the concurrency. login_succeeded() refunds the
+-- reservation: it clears its own (e-mail, address) counter and gives the e-mail and the
+-- address their attempt back (an owner's success never resets what others spent).
 
 CREATE TABLE insurance.dashboard_login_failures (
-  key         text PRIMARY KEY CHECK (key ~ '^(email|ip):.'),  -- 'email:<address>' or 'ip:<address>'
+  key         text PRIMARY KEY CHECK (key ~ '^(email|email\+ip|ip):.'),  -- see _login_keys
   failures    integer NOT NULL CHECK (failures > 0),
   window_ends timestamptz NOT NULL
 );
 CREATE INDEX dashboard_login_failures_window_ends_idx ON insurance.dashboard_login_failures (window_ends);
-COMMENT ON TABLE insurance.dashboard_login_failures IS 'Failed dashboard logins per e-mail and per IP, in fixed windows';
+COMMENT ON TABLE insurance.dashboard_login_failures IS
+  'Failed dashboard logins per (e-mail, address), per address and per e-mail, in fixed 15-minute windows';
 -- Only the SECURITY DEFINER functions below touch it.
 ALTER TABLE insurance.dashboard_login_failures ENABLE ROW LEVEL SECURITY;
 
@@ -34,54 +43,67 @@ ALTER TABLE insurance.dashboard_login_failures ENABLE ROW LEVEL SECURITY;
 CREATE FUNCTION dashboard._login_keys(_email text, _ip inet, OUT key text, OUT max_failures integer)
 RETURNS SETOF record
 LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
-  SELECT 'email:' || lower(_email), 5
+  SELECT 'email+ip:' || lower(_email) || '|' || coalesce(pg_catalog.host(_ip), '-'), 5
   UNION ALL
   SELECT 'ip:' || pg_catalog.host(_ip), 50 WHERE _ip IS NOT NULL
+  UNION ALL
+  SELECT 'email:' || lower(_email), 100
 $$;
 COMMENT ON FUNCTION dashboard._login_keys(text, inet) IS
-  'The failed-login counter keys of one attempt (email:<address>, ip:<address>) with their limits. '
-  'Login functions only.';
+  'The failed-login counter keys of one attempt with their limits: email+ip:<e-mail>|<address> 5, '
+  'ip:<address> 50, email:<e-mail> 100 (the account-wide ceiling). Login functions only.';
 REVOKE ALL ON FUNCTION dashboard._login_keys(text, inet) FROM PUBLIC;
 
--- login_user(email, ip): reserves one attempt for the e-mail and the IP, then answers the
--- active user's id and password hash (NULL when there is none); raises PT429 RATE_LIMITED
--- with HINT {"retryAfter": s} (nothing reserved) when either has no attempt left in its window.
+-- login_user(email, ip): reserves one attempt against every counter of _login_keys, then
+-- answers the active user's id and password hash (NULL when there is none), or
+-- {"error": "RATE_LIMITED", "retryAfter": s} (nothing reserved) when a counter has no attempt
+-- left in its window. An answer rather than an exception, so that a ceiling's trip is recorded.
 CREATE FUNCTION dashboard.login_user(_email text, _ip inet) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _retry_after integer;
+  _ceiling     timestamptz;  -- the end of the account's window when its ceiling refused
 BEGIN
   PERFORM insurance.require_role('insurance_anon');
-  WITH reserved AS (
-    INSERT INTO insurance.dashboard_login_failures AS f (key, failures, window_ends)
-    SELECT k.key, 1, pg_catalog.now() + interval '15 minutes' FROM dashboard._login_keys(_email, _ip) k
-    ON CONFLICT (key) DO UPDATE
-       SET failures    = CASE WHEN f.window_ends > pg_catalog.now() THEN f.failures + 1 ELSE 1 END,
-           window_ends = CASE WHEN f.window_ends > pg_catalog.now() THEN f.window_ends
-                              ELSE pg_catalog.now() + interval '15 minutes' END
-    RETURNING f.key, f.failures, f.window_ends)
-  SELECT max(ceil(extract(epoch FROM r.window_ends - pg_catalog.now())))::integer INTO _retry_after
-    FROM reserved r JOIN dashboard._login_keys(_email, _ip) k ON k.key = r.key
-   WHERE r.failures > k.max_failures;
-  IF _retry_after IS NOT NULL THEN
-    -- The exception rolls the reservation back: a refused attempt costs nothing.
-    RAISE EXCEPTION USING ERRCODE = 'PT429', MESSAGE = 'too many failed logins, try again later',
-      DETAIL = 'RATE_LIMITED', HINT = jsonb_build_object('retryAfter', greatest(_retry_after, 1))::text;
-  END IF;
+  BEGIN
+    WITH reserved AS (
+      INSERT INTO insurance.dashboard_login_failures AS f (key, failures, window_ends)
+      SELECT k.key, 1, pg_catalog.now() + interval '15 minutes' FROM dashboard._login_keys(_email, _ip) k
+      ON CONFLICT (key) DO UPDATE
+         SET failures    = CASE WHEN f.window_ends > pg_catalog.now() THEN f.failures + 1 ELSE 1 END,
+             window_ends = CASE WHEN f.window_ends > pg_catalog.now() THEN f.window_ends
+                                ELSE pg_catalog.now() + interval '15 minutes' END
+      RETURNING f.key, f.failures, f.window_ends)
+    SELECT max(ceil(extract(epoch FROM r.window_ends - pg_catalog.now())))::integer,
+           max(r.window_ends) FILTER (WHERE r.key LIKE 'email:%')
+      INTO _retry_after, _ceiling
+      FROM reserved r JOIN dashboard._login_keys(_email, _ip) k ON k.key = r.key
+     WHERE r.failures > k.max_failures;
+    IF _retry_after IS NOT NULL THEN
+      -- Leaving the block by an exception undoes the reservation: a refused attempt costs nothing.
+      RAISE EXCEPTION USING ERRCODE = 'PT429';
+    END IF;
+  EXCEPTION WHEN SQLSTATE 'PT429' THEN
+    IF _ceiling IS NOT NULL THEN
+      PERFORM insurance._report_account_ceiling('dashboard_login', lower(_email), 100, _ceiling);
+    END IF;
+    RETURN jsonb_build_object('error', 'RATE_LIMITED', 'retryAfter', greatest(_retry_after, 1));
+  END;
   RETURN (SELECT jsonb_build_object('userId', u.id, 'passwordHash', u.password_hash)
             FROM insurance.dashboard_users u
            WHERE u.email = lower(_email) AND u.active);
 END
 $$;
 COMMENT ON FUNCTION dashboard.login_user(text, inet) IS
-  'Reserves one login attempt for the e-mail and the client IP, then returns {userId, passwordHash} of '
-  'the active user (NULL when none); raises PT429 RATE_LIMITED with HINT {retryAfter} when either is '
-  'out of attempts (nothing reserved). Anonymous role.';
+  'Reserves one login attempt for the (e-mail, address), the address and the e-mail (_login_keys), then '
+  'returns {userId, passwordHash} of the active user (NULL when none), or {error: RATE_LIMITED, '
+  'retryAfter} when one of them is out of attempts (nothing reserved; the account-wide ceiling''s trip '
+  'is audited and counted). Anonymous role.';
 
 -- login_succeeded(email, password_hash, token_hash, ttl_seconds, ip, user_agent): opens a session
 -- for the active user whose hash the app has just verified (a hash changed meanwhile refuses:
--- PT401 INVALID_CREDENTIALS), refunds the attempt (clears the e-mail's counter, gives the IP
--- its attempt back); {userId, email, expiresAt}.
+-- PT401 INVALID_CREDENTIALS), refunds the attempt (clears its (e-mail, address) counter, gives
+-- the address and the e-mail their attempt back); {userId, email, expiresAt}.
 CREATE FUNCTION dashboard.login_succeeded(_email text, _password_hash text, _token_hash bytea,
                                           _ttl_seconds integer, _ip inet, _user_agent text) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
@@ -101,9 +123,11 @@ BEGIN
   _expires_at := pg_catalog.now() + pg_catalog.make_interval(secs => _ttl_seconds);
   INSERT INTO insurance.dashboard_sessions (token_hash, user_id, expires_at, ip, user_agent)
   VALUES (_token_hash, _user.id, _expires_at, _ip, left(_user_agent, 500));
-  DELETE FROM insurance.dashboard_login_failures WHERE key = 'email:' || _user.email;
+  DELETE FROM insurance.dashboard_login_failures
+   WHERE key = 'email+ip:' || _user.email || '|' || coalesce(pg_catalog.host(_ip), '-');
   UPDATE insurance.dashboard_login_failures SET failures = failures - 1
-   WHERE key = 'ip:' || pg_catalog.host(_ip) AND failures > 1 AND window_ends > pg_catalog.now();
+   WHERE key IN ('ip:' || pg_catalog.host(_ip), 'email:' || _user.email)
+     AND failures > 1 AND window_ends > pg_catalog.now();
   -- Sessions ended for a month serve no audit: drop this user's.
   DELETE FROM insurance.dashboard_sessions
    WHERE user_id = _user.id AND coalesce(revoked_at, expires_at) < pg_catalog.now() - interval '30 days';

@@ -239,10 +239,8 @@ BEGIN
     '{"package_uid": "string", "policy_uid": "string", "variant": "string", "insured_subject": "object",
       "metadata": "object", "beneficiaries": "array"}',
     '{package_uid, policy_uid, variant, insured_subject}');
+  -- At most 50 beneficiaries: the table's rule (PT422 BENEFICIARY_LIMIT from its trigger), as for holders.
   IF pg_catalog.jsonb_typeof(_item -> 'beneficiaries') = 'array' THEN
-    IF pg_catalog.jsonb_array_length(_item -> 'beneficiaries') > 50 THEN
-      _problems := _problems || '[{"field": "beneficiaries", "message": "at most 50 beneficiaries"}]';
-    END IF;
     SELECT _problems || coalesce(pg_catalog.jsonb_agg(p ORDER BY e.i), '[]')
       INTO _problems
       FROM pg_catalog.jsonb_array_elements(_item -> 'beneficiaries') WITH ORDINALITY AS e(b, i),
@@ -318,8 +316,8 @@ $$;
 COMMENT ON FUNCTION gateway.create_risk_item(integer, jsonb) IS
   'Admits the call and creates the item with its beneficiaries for the token''s channel: a '
   'gateway.reply (201); raises PT400 VALIDATION_ERROR naming every broken field, PT422 UNKNOWN_PACKAGE '
-  '/ INVALID_VARIANT, PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY (same policy uid in the '
-  'package). Channel role.';
+  '/ INVALID_VARIANT / BENEFICIARY_LIMIT (more than 50), PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY '
+  '(same policy uid in the package). Channel role.';
 
 REVOKE ALL ON FUNCTION gateway._broken_rules(regclass, jsonb), gateway._shape_problems(jsonb, text, jsonb, text[])
   FROM PUBLIC;

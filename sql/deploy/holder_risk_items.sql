@@ -233,7 +233,8 @@ END
 $$;
 COMMENT ON FUNCTION postsales.add_beneficiary(bigint, uuid, jsonb) IS
   'Adds a non-holder beneficiary to the caller''s item and returns it; raises PT422 for a field a '
-  'holder may not set or shares over 100, PT401 when the item is not theirs. Holder role.';
+  'holder may not set, shares over 100 or a 51st beneficiary (BENEFICIARY_LIMIT), PT401 when the item '
+  'is not theirs. Holder role.';
 
 -- update_beneficiary(_id, _uid, _beneficiary_id, _body): changes the given fields of a beneficiary.
 CREATE FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint, _body jsonb)

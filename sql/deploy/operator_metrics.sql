@@ -2,6 +2,7 @@
 -- requires: emission_counts
 -- requires: outbox_functions
 -- requires: scheduled_jobs
+-- requires: account_ceilings
 -- The database's gauges for GET /metrics, read in one call at scrape time. Every part is an
 -- index lookup or a small table: the pending and the dead outbox rows through their partial
 -- indexes, the emission totals from insurance.emission_counts, the sweep's heartbeat row.
@@ -9,7 +10,8 @@ BEGIN;
 SET LOCAL ROLE insurance_owner;
 
 -- read_metrics: {outboxPending (live rows not delivered), outboxDead (dead letters), outboxOldestPendingAgeSeconds, outboxDead, emissions:
--- [{status, provider, count}], retrySweepLastRunAt (epoch seconds or null)}.
+-- [{status, provider, count}], retrySweepLastRunAt (epoch seconds or null), accountCeilingTrips
+-- ({kind: trips so far})}.
 -- outboxOldestPendingAgeSeconds: how long the most overdue undelivered row has been due
 -- (0 when none is due; a row delayed into the future is not late).
 CREATE FUNCTION insurance.read_metrics() RETURNS jsonb
@@ -25,12 +27,14 @@ BEGIN
     'outboxDead', (SELECT count(*) FROM outbox.http_requests r WHERE r.dead_at IS NOT NULL),
     'emissions', insurance.fold_emission_counts(),
     'retrySweepLastRunAt', (SELECT extract(epoch FROM j.last_run_at) FROM insurance.job_runs j
-                             WHERE j.job = 'retry_sweep'));
+                             WHERE j.job = 'retry_sweep'),
+    'accountCeilingTrips', (SELECT coalesce(pg_catalog.jsonb_object_agg(c.kind, c.trips), '{}')
+                              FROM insurance.account_ceiling_counts c));
 END
 $$;
 COMMENT ON FUNCTION insurance.read_metrics() IS
   'Every database gauge of /metrics in one call: outbox pending/dead/oldest age, emission counts per '
-  'status and provider, last retry sweep. Service role.';
+  'status and provider, last retry sweep, account-wide ceiling trips by kind. Service role.';
 REVOKE ALL ON FUNCTION insurance.read_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION insurance.read_metrics() TO insurance_service, insurance_app;
 

@@ -2,14 +2,19 @@
 -- requires: postsales_otp
 -- requires: client_ip_limits
 -- requires: claimant_rls
+-- requires: account_ceilings
 -- OTP issue and verify: cooldown, hourly caps per e-mail and per client IP, expiry, single use, attempts counted under a row lock.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
 -- OTP issue and verification for the post-sales login. Python draws the 6-digit code from a
 -- CSPRNG and sends only its keyed hash (HMAC-SHA256 with OTP_HASH_SECRET, which never enters
--- the database). The rules live here: holder check, 60 s resend cooldown, 5 codes per hour
--- per e-mail, expiry, single use, and failed attempts counted under a row lock.
+-- the database). The rules live here: holder check, expiry, single use, failed attempts
+-- counted under a row lock, and limits that one address cannot aim at a holder elsewhere
+-- (docs/security.md): a code belongs to the (e-mail, address) that asked for it; the 60 s
+-- resend cooldown, the 5 codes an hour and the POSTSALES_OTP_MAX_ATTEMPTS failures of a code
+-- are that pair's; above them, account-wide ceilings (20 codes and 50 failed verifications
+-- an hour per e-mail, each trip audited and counted) stop what many addresses do together.
 -- No role may read insurance.postsales_otp: these functions are SECURITY DEFINER.
 -- Outcomes are returned, not raised, so that a counted attempt is never rolled back.
 
@@ -32,8 +37,10 @@ GRANT EXECUTE ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text
 -- (reserved before the compare, refunded on success), counts against the IP's hour.
 -- Both entry points start with their require_role guard.
 
--- request_otp(email, code_hash, ttl_seconds, ip, ip_limit): issues a code for the e-mail.
--- Every request counts against the client IP's hourly limit first (ip_limit <= 0: none).
+-- request_otp(email, code_hash, ttl_seconds, ip, ip_limit): issues a code for the e-mail, to
+-- be verified from this address. Every request counts against the client IP's hourly limit
+-- first (ip_limit <= 0: none); then the (e-mail, address)'s cooldown and hourly cap, then the
+-- e-mail's ceiling of 20 codes an hour from all addresses together.
 -- Answers {"send": true} when the e-mail has active holder items (mail the code),
 -- {"send": false} when it has none (a row with an unguessable hash is stored all the same, so
 -- cooldown, cap and verification behave alike: no enumeration), or
@@ -45,9 +52,11 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _address  text := lower(_email);
   _now    timestamptz := pg_catalog.now();
-  _last   timestamptz;
-  _count  integer;
-  _oldest timestamptz;
+  _last   timestamptz;  -- of this address's codes for the e-mail in the last hour: the newest,
+  _count  integer;      -- how many,
+  _oldest timestamptz;  -- the oldest
+  _all    integer;      -- of every address's: how many,
+  _first  timestamptz;  -- the oldest
   _known  boolean;
   _wait   integer;
 BEGIN
@@ -66,7 +75,11 @@ BEGIN
   DELETE FROM insurance.postsales_otp o WHERE o.email = _address AND o.created_at < _now - interval '1 hour'
      AND o.expires_at < _now;
 
-  SELECT max(o.created_at), count(*), min(o.created_at) INTO _last, _count, _oldest
+  SELECT max(o.created_at) FILTER (WHERE o.ip IS NOT DISTINCT FROM _ip),
+         count(*) FILTER (WHERE o.ip IS NOT DISTINCT FROM _ip),
+         min(o.created_at) FILTER (WHERE o.ip IS NOT DISTINCT FROM _ip),
+         count(*), min(o.created_at)
+    INTO _last, _count, _oldest, _all, _first
     FROM insurance.postsales_otp o
    WHERE o.email = _address AND o.created_at > _now - interval '1 hour';
 
@@ -78,23 +91,32 @@ BEGIN
     RETURN jsonb_build_object('error', 'OTP_RATE_LIMITED', 'retry_after',
       greatest(1, ceil(extract(epoch FROM _oldest + interval '1 hour' - _now))::integer));
   END IF;
+  IF _all >= 20 THEN  -- the account-wide ceiling: many addresses asking for one e-mail
+    PERFORM insurance._report_account_ceiling('otp_request', _address, 20, _first + interval '1 hour');
+    RETURN jsonb_build_object('error', 'OTP_RATE_LIMITED', 'retry_after',
+      greatest(1, ceil(extract(epoch FROM _first + interval '1 hour' - _now))::integer));
+  END IF;
 
   _known := pg_catalog.cardinality(postsales.postsales_risk_item_ids_by_holder_email(_address)) > 0;
-  INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at)
+  INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at, ip)
   VALUES (_address, CASE WHEN _known THEN _code_hash ELSE public.gen_random_bytes(32) END,
-          _now, _now + pg_catalog.make_interval(secs => _ttl_seconds));
+          _now, _now + pg_catalog.make_interval(secs => _ttl_seconds), _ip);
   RETURN jsonb_build_object('send', _known);
 END
 $$;
 COMMENT ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) IS
-  'Stores a new code hash for _email, valid _ttl_seconds, when it has active holder items and no '
-  'cooldown, hourly cap or per-IP limit (_ip_limit) is hit; returns {send} (whether to mail the code) '
+  'Stores a new code hash for _email and the client address _ip, valid _ttl_seconds, when it has active '
+  'holder items and no per-IP limit (_ip_limit), (e-mail, address) cooldown or hourly cap, or e-mail '
+  'ceiling (20 an hour, audited) is hit; returns {send} (whether to mail the code) '
   'or {error: OTP_COOLDOWN|OTP_RATE_LIMITED|OTP_IP_RATE_LIMITED, retry_after}; raises PT400 '
   'VALIDATION_ERROR. Anonymous role.';
 REVOKE ALL ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) TO insurance_anon, insurance_app;
 
--- verify_otp(email, code_hash, max_attempts, ip, ip_limit): checks the e-mail's latest code.
+-- verify_otp(email, code_hash, max_attempts, ip, ip_limit): checks the latest code that this
+-- address asked for the e-mail (another address's guesses never reach it). Past 50 failed
+-- verifications of the e-mail's codes in the hour, from all addresses together (the
+-- account-wide ceiling, audited), nothing is compared (OTP_ATTEMPTS_EXHAUSTED).
 -- A failed verification of the client IP is reserved before anything is compared and given
 -- back on success: past ip_limit failures in the hour, nothing is compared (OTP_IP_RATE_LIMITED).
 -- Locks its row, counts the attempt and compares in one step: concurrent guesses queue on the
@@ -107,18 +129,30 @@ CREATE FUNCTION postsales.verify_otp(_email text, _code_hash bytea, _max_attempt
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
-  _address text := lower(_email);
-  _now   timestamptz := pg_catalog.clock_timestamp();
-  _otp   insurance.postsales_otp;
-  _wait  integer;
+  _address  text := lower(_email);
+  _now      timestamptz := pg_catalog.clock_timestamp();
+  _otp      insurance.postsales_otp;
+  _wait     integer;
+  _failures integer;
+  _first    timestamptz;
 BEGIN
   PERFORM insurance.require_role('insurance_anon');
   _wait := insurance._take_ip_slot('otp_verify_failure', _ip, _ip_limit);
   IF _wait IS NOT NULL THEN
     RETURN jsonb_build_object('error', 'OTP_IP_RATE_LIMITED', 'retry_after', _wait);
   END IF;
+  -- The account-wide ceiling: the failures evaluated against the e-mail's codes of the hour.
+  SELECT sum(least(o.attempts, _max_attempts)), min(o.created_at) INTO _failures, _first
+    FROM insurance.postsales_otp o
+   WHERE o.email = _address AND o.created_at > _now - interval '1 hour';
+  IF _failures >= 50 THEN
+    PERFORM insurance._report_account_ceiling('otp_verify', _address, 50, _first + interval '1 hour');
+    RETURN jsonb_build_object('error', 'OTP_ATTEMPTS_EXHAUSTED', 'retry_after',
+      greatest(1, ceil(extract(epoch FROM _first + interval '1 hour' - _now))::integer));
+  END IF;
   SELECT * INTO _otp FROM insurance.postsales_otp o
-   WHERE o.email = _address ORDER BY o.created_at DESC, o.id DESC LIMIT 1
+   WHERE o.email = _address AND o.ip IS NOT DISTINCT FROM _ip
+   ORDER BY o.created_at DESC, o.id DESC LIMIT 1
    FOR UPDATE;
   IF NOT FOUND OR _otp.consumed_at IS NOT NULL THEN
     RETURN jsonb_build_object('error', 'OTP_INVALID');
@@ -141,8 +175,9 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) IS
-  'Checks _code_hash against the e-mail''s latest code, counting a failure atomically (at most '
-  '_max_attempts; a per-IP failure reserved first); returns {ok, email} and consumes the code, or '
+  'Checks _code_hash against the latest code the address _ip asked for _email, counting a failure '
+  'atomically (at most _max_attempts a code; a per-IP failure reserved first; at most 50 an hour for '
+  'the e-mail from all addresses, audited); returns {ok, email} and consumes the code, or '
   '{error: OTP_INVALID|OTP_EXPIRED|OTP_ATTEMPTS_EXHAUSTED|OTP_IP_RATE_LIMITED, retry_after}. Anonymous '
   'role.';
 REVOKE ALL ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) FROM PUBLIC;

@@ -5,6 +5,7 @@
 -- requires: postsales_otp
 -- requires: dashboard_users
 -- requires: rate_limits
+-- requires: account_ceilings
 -- Nothing grows forever: one pg_cron job (hourly, as insurance_cron) purges what has
 -- expired. How long delivered outbox rows are kept is the database setting
 -- insurance.outbox_retention (OUTBOX_RETENTION, applied by `python -m app migrate`; 7 days).
@@ -14,7 +15,7 @@ SET LOCAL ROLE insurance_owner;
 -- purge_expired(): one pass; returns how many rows of each kind went.
 --   otp          codes expired and older than the hour the per-e-mail cap looks at
 --   sessions     dashboard sessions that expired or were revoked
---   loginWindows failed-login windows that have ended
+--   loginWindows failed-login windows that have ended, and the ceiling trips reported for them
 --   rateLimits   gateway counters of past minutes, client-IP counters of past hours
 --   outbox       outbox rows delivered longer than insurance.outbox_retention ago
 CREATE FUNCTION insurance.purge_expired() RETURNS jsonb
@@ -36,6 +37,9 @@ BEGIN
   GET DIAGNOSTICS _sessions = ROW_COUNT;
   DELETE FROM insurance.dashboard_login_failures WHERE window_ends < _now;
   GET DIAGNOSTICS _windows = ROW_COUNT;
+  DELETE FROM insurance.account_ceiling_trips WHERE window_ends < _now;  -- the counts and audit rows stay
+  GET DIAGNOSTICS _hours = ROW_COUNT;
+  _windows := _windows + _hours;
   DELETE FROM insurance.rate_limits WHERE window_start < pg_catalog.date_trunc('minute', _now);
   GET DIAGNOSTICS _minutes = ROW_COUNT;
   DELETE FROM insurance.client_ip_limits WHERE window_start < pg_catalog.date_trunc('hour', _now);

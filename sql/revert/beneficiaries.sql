@@ -3,4 +3,5 @@ BEGIN;
 DROP FUNCTION insurance.beneficiary_json(insurance.beneficiaries);
 DROP TABLE insurance.beneficiaries;
 DROP FUNCTION insurance.check_beneficiary_shares();
+DROP FUNCTION insurance.check_beneficiary_count();
 COMMIT;

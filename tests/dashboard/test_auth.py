@@ -73,7 +73,7 @@ async def test_login_from_a_foreign_origin_is_403(client, make_user):
     assert resp.status_code == 403
 
 
-async def test_failed_logins_are_limited_per_email(client, make_user):
+async def test_failed_logins_are_limited_per_email_and_address(client, make_user):
     user = make_user()
     for _ in range(5):
         assert (await login(client, user["email"], "nope")).status_code == 401
@@ -98,13 +98,13 @@ async def test_failed_logins_are_limited_per_ip(client, make_user, admin):
     assert (await login(client, user["email"], remote_addr="203.0.113.78")).status_code == 200
 
 
-async def test_a_success_clears_the_email_counter(client, make_user, admin):
+async def test_a_success_clears_the_counter_of_its_email_and_address(client, make_user, admin):
     user = make_user()
     for _ in range(4):
         await login(client, user["email"], "nope")
     assert (await login(client, user["email"])).status_code == 200
     assert admin.execute("SELECT count(*) AS n FROM insurance.dashboard_login_failures WHERE key = %s",
-                         (f"email:{user['email']}",)).fetchone()["n"] == 0
+                         (f"email+ip:{user['email']}|127.0.0.1",)).fetchone()["n"] == 0
 
 
 async def test_logout_revokes_the_session(client, session, admin):

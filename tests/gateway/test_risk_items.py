@@ -262,3 +262,17 @@ async def test_risk_items_exist_only_on_v1_and_v2(client, make_channel, authoriz
     for branch in ("ia/v1", "integrations/v2"):
         resp = await client.simulate_get(api(branch, "risk-items"), headers=bearer(await authorize(channel, branch)))
         assert resp.status_code == 404
+
+
+async def test_more_than_50_beneficiaries_is_the_same_422_as_for_holders(client, admin, make_package, channel_token,
+                                                                         sell):
+    channel, tokens = channel_token
+    package = make_package(variants=("travel",))
+    sell(channel, package)
+    many = [{"name": f"B{i}"} for i in range(51)]
+    resp = await create(client, tokens["v1"], item_body(package, beneficiaries=many))
+    assert resp.status_code == 422, resp.text
+    assert resp.json["error"]["code"] == "BENEFICIARY_LIMIT"
+    assert count_items(admin, channel) == 0, "nothing created"
+    resp = await create(client, tokens["v1"], item_body(package, beneficiaries=many[:50]))
+    assert resp.status_code == 201, resp.text

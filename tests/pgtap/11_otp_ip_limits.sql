@@ -19,8 +19,8 @@ SELECT is((SELECT count(*)::int FROM insurance.postsales_otp WHERE email LIKE 'i
           3, 'a refused request issues no code');
 
 -- Failed verifications: reserved before the compare.
-INSERT INTO insurance.postsales_otp (email, code_hash, expires_at)
-VALUES ('ipv@example.com', pg_temp.h('424242'), now() + interval '10 minutes');
+INSERT INTO insurance.postsales_otp (email, code_hash, expires_at, ip)
+VALUES ('ipv@example.com', pg_temp.h('424242'), now() + interval '10 minutes', '203.0.113.5');
 SELECT set_config('role', 'insurance_anon', true);
 SELECT is(ARRAY(SELECT postsales.verify_otp('other' || n || '@example.com', pg_temp.h('000000'), 5, '203.0.113.5', 2)
                        ->> 'error' FROM generate_series(1, 2) n),

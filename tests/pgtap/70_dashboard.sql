@@ -1,6 +1,6 @@
 -- Dashboard sessions, login attempt reservations and what a dashboard session may read.
 BEGIN;
-SELECT plan(25);
+SELECT plan(30);
 
 INSERT INTO insurance.dashboard_users (email, password_hash)
 VALUES ('ops@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA');
@@ -10,33 +10,30 @@ SELECT is(dashboard.login_user('OPS@pgtap.invalid', '192.0.2.1') ->> 'passwordHa
           '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA', 'login_user finds the user by e-mail, any case');
 SELECT is(dashboard.login_user('nobody@pgtap.invalid', '192.0.2.1'), NULL, 'an unknown e-mail gives NULL');
 
--- Five attempts per e-mail are reserved before any verification; the sixth is refused, from
--- any IP, and reserves nothing; another e-mail is not locked out; the lockout says when to come back.
+-- Five attempts per (e-mail, address) are reserved before any verification; the sixth from that
+-- address is refused and reserves nothing, and says when to come back; the same e-mail from
+-- another address may still try (a lockout cannot be aimed at the owner elsewhere).
 SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1') FROM generate_series(1, 4);
-SELECT throws_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.9')$$, 'PT429',
-                 'too many failed logins, try again later', 'the sixth attempt is refused, from any IP');
-SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 5,
+SELECT is(dashboard.login_user('ops@pgtap.invalid', '192.0.2.1') ->> 'error', 'RATE_LIMITED',
+          'the sixth attempt from that address is refused');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email+ip:ops@pgtap.invalid|192.0.2.1'), 5,
           'a refused attempt reserves nothing');
-SELECT lives_ok($$SELECT dashboard.login_user('other@pgtap.invalid', '192.0.2.1')$$, 'another e-mail from the same IP may try');
-DO $$
-BEGIN
-  PERFORM dashboard.login_user('ops@pgtap.invalid', '192.0.2.1');
-EXCEPTION WHEN SQLSTATE 'PT429' THEN
-  DECLARE _hint text; BEGIN
-    GET STACKED DIAGNOSTICS _hint = PG_EXCEPTION_HINT;
-    CREATE TEMP TABLE _lockout AS SELECT (_hint::jsonb ->> 'retryAfter')::int AS retry_after;
-  END;
-END
-$$;
-SELECT ok((SELECT retry_after BETWEEN 1 AND 900 FROM _lockout), 'the lockout hints retryAfter in seconds');
+SELECT ok((dashboard.login_user('ops@pgtap.invalid', '192.0.2.1') ->> 'retryAfter')::int BETWEEN 1 AND 900,
+          'the refusal says in seconds when to come back');
+SELECT is(dashboard.login_user('ops@pgtap.invalid', '192.0.2.9') ->> 'passwordHash',
+          '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA', 'the same e-mail from another address may try');
+SELECT is(dashboard.login_user('other@pgtap.invalid', '192.0.2.1'), NULL, 'another e-mail from the same address may try');
 
 -- A window that has ended starts again from one attempt.
-UPDATE insurance.dashboard_login_failures SET window_ends = now() - interval '1 second' WHERE key = 'email:ops@pgtap.invalid';
-SELECT lives_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1')$$, 'an ended window unlocks');
-SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 1,
+UPDATE insurance.dashboard_login_failures SET window_ends = now() - interval '1 second'
+ WHERE key = 'email+ip:ops@pgtap.invalid|192.0.2.1';
+SELECT is(dashboard.login_user('ops@pgtap.invalid', '192.0.2.1') ->> 'error', NULL, 'an ended window unlocks');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email+ip:ops@pgtap.invalid|192.0.2.1'), 1,
           'an attempt after the window counts from one');
 SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 8,
-          'the IP counter keeps counting in its own window');
+          'the address counter keeps counting in its own window');
+SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 7,
+          'and so does the account''s, over every address');
 
 -- login_succeeded opens a session only for the hash the app verified, and refunds the attempt.
 SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', '$argon2id$other', '\x01'::bytea || decode(repeat('00', 31), 'hex'),
@@ -45,10 +42,25 @@ SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', '$argon
 SELECT is((SELECT dashboard.login_succeeded('ops@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA',
                                             public.digest('token-1', 'sha256'), 3600, '192.0.2.1', 'pgtap')) ->> 'email',
           'ops@pgtap.invalid', 'login_succeeded opens a session');
-SELECT is((SELECT count(*)::int FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 0,
-          'a success clears the e-mail counter');
-SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'ip:192.0.2.1'), 7,
-          'and gives the IP its attempt back');
+SELECT is((SELECT count(*)::int FROM insurance.dashboard_login_failures WHERE key = 'email+ip:ops@pgtap.invalid|192.0.2.1'), 0,
+          'a success clears its own (e-mail, address) counter');
+SELECT is(ARRAY(SELECT failures FROM insurance.dashboard_login_failures
+                 WHERE key IN ('ip:192.0.2.1', 'email:ops@pgtap.invalid') ORDER BY key),
+          ARRAY[6, 7], 'and gives the account and the address their attempt back, no more');
+
+-- The account-wide ceiling (100 in the window) stops guessing spread over many addresses: one
+-- audit row and one count per window, however many refusals follow.
+UPDATE insurance.dashboard_login_failures SET failures = 100 WHERE key = 'email:ops@pgtap.invalid';
+CREATE TEMP TABLE _trips AS SELECT coalesce((SELECT trips FROM insurance.account_ceiling_counts
+                                              WHERE kind = 'dashboard_login'), 0) AS before;
+SELECT is(ARRAY(SELECT dashboard.login_user('ops@pgtap.invalid', format('198.51.100.%s', n)::inet) ->> 'error'
+                  FROM generate_series(1, 3) n),
+          ARRAY['RATE_LIMITED', 'RATE_LIMITED', 'RATE_LIMITED'], 'past the ceiling every address is refused');
+SELECT is((SELECT count(*)::int FROM insurance.audit_log WHERE action = 'limits.account_ceiling'
+            AND targets = '["ops@pgtap.invalid"]' AND details ->> 'kind' = 'dashboard_login' AND result = 'RATE_LIMITED'),
+          1, 'the trip is audited once');
+SELECT is((SELECT trips FROM insurance.account_ceiling_counts WHERE kind = 'dashboard_login') - (SELECT before FROM _trips), 1::bigint,
+          'and counted once, for /metrics');
 SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', 'x', public.digest('t', 'sha256'), 10, NULL, NULL)$$,
                  '22023', NULL, 'a session lifetime under a minute is refused');
 

@@ -157,3 +157,19 @@ async def test_every_item_route_takes_the_uid_as_well_as_the_id(ps_client, make_
     assert (await ps_client.simulate_get(f"{base}/variants", headers=auth)).status_code == 200
     denied = await ps_client.simulate_get(f"{PREFIX}/risk-items/{other['uid']}", headers=auth)
     assert denied.status_code == 401 and denied.json["error"]["code"] == "ACCESS_DENIED"
+
+
+async def test_a_holder_adds_at_most_50_beneficiaries_as_the_gateway_does(ps_client, bearer, make_risk_item,
+                                                                           holder_email, admin):
+    """Issue 19: holders could add beneficiaries without limit (the gateway capped at 50)."""
+    item = make_risk_item(holder_email=holder_email)
+    url = f"{PREFIX}/risk-items/{item['id']}/beneficiaries"
+    auth = bearer(holder_email)
+    for i in range(49):  # the holder is the first of the item's 50
+        resp = await ps_client.simulate_post(url, headers=auth, json={"name": f"B{i}"})
+        assert resp.status_code == 201, resp.text
+    refused = await ps_client.simulate_post(url, headers=auth, json={"name": "B51"})
+    assert refused.status_code == 422, refused.text
+    assert refused.json["error"]["code"] == "BENEFICIARY_LIMIT"
+    assert admin.execute("SELECT count(*) AS n FROM insurance.beneficiaries WHERE risk_item_id = %s",
+                         (item["id"],)).fetchone()["n"] == 50
