@@ -133,6 +133,7 @@ COMMENT ON FUNCTION postsales.my_risk_items() IS
 CREATE FUNCTION postsales.risk_item(_id bigint, _uid uuid) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   RETURN postsales.risk_item_json((postsales.visible_item(_id, _uid)).id);
 END
 $$;
@@ -153,6 +154,7 @@ DECLARE
   _value     jsonb;
   _valid     boolean;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   IF jsonb_typeof(_patch) IS DISTINCT FROM 'object' OR _patch = '{}' THEN
     PERFORM postsales.unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
   END IF;
@@ -204,6 +206,7 @@ DECLARE
   _item bigint := (postsales.visible_item(_id, _uid)).id;
   _list jsonb;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   SELECT coalesce(jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.id), '[]') INTO _list
     FROM insurance.beneficiaries b WHERE b.risk_item_id = _item;
   RETURN _list;
@@ -220,6 +223,7 @@ DECLARE
   _item bigint := (postsales.visible_item(_id, _uid)).id;
   _row insurance.beneficiaries;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   PERFORM postsales.beneficiary_fields(_body, false);
   IF NOT _body ? 'name' THEN
     PERFORM postsales.unprocessable('INVALID_VALUE', 'name is required', '{"field": "name"}');
@@ -243,6 +247,7 @@ DECLARE
   _item bigint := (postsales.visible_item(_id, _uid)).id;
   _row insurance.beneficiaries;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   SELECT * INTO _row FROM insurance.beneficiaries b WHERE b.id = _beneficiary_id AND b.risk_item_id = _item;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'beneficiary not found', DETAIL = 'NOT_FOUND';
@@ -271,6 +276,7 @@ DECLARE
   _item bigint := (postsales.visible_item(_id, _uid)).id;
   _is_holder boolean;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   SELECT b.is_holder INTO _is_holder FROM insurance.beneficiaries b
    WHERE b.id = _beneficiary_id AND b.risk_item_id = _item;
   IF NOT FOUND THEN
@@ -294,6 +300,7 @@ LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _package_id bigint := (postsales.visible_item(_id, _uid)).package_id;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   RETURN (SELECT coalesce(jsonb_agg(jsonb_build_object(
                    'code', v.code, 'name', v.name, 'coverages', v.coverages,
                    'premium', v.premium, 'currency', v.currency) ORDER BY v.code), '[]')
