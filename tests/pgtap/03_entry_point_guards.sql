@@ -1,10 +1,16 @@
 -- Every function the app's login (insurance_app) may EXECUTE refuses a call made the way
 -- app/db.py makes it (one statement: the role switch in a subquery, then the call) under a
 -- role it is not meant for: 42501. EXECUTE is checked against the login before the switch,
--- so only the function's own require_role() guard can refuse. The list comes from the
--- catalog: a new entry point without a guard fails here. "Meant for" = the surface roles
--- holding EXECUTE on it; "none" is the login without a switch.
+-- so only the function itself (its require_role() guard, or what it may not touch under the
+-- switched role) can refuse. The list comes from the catalog: a new entry point without a
+-- guard fails here. "Meant for" = the surface roles holding EXECUTE on it; "none" is the
+-- login without a switch.
+--
+-- Each case runs twice: as insurance_app, and as a second login that plays the app's part
+-- under another name (pg_temp.second_app_login(): a login granted insurance_app). A guard
+-- that trusts a login's name holds for the first and not for the second.
 BEGIN;
+\ir helpers/common.psql
 
 CREATE TEMP TABLE guard_cases ON COMMIT DROP AS
 SELECT p.oid::regprocedure AS fn, r.role,
@@ -23,28 +29,36 @@ SELECT p.oid::regprocedure AS fn, r.role,
    AND (r.role = 'none' OR NOT has_function_privilege(r.role, p.oid, 'EXECUTE'));
 GRANT SELECT ON guard_cases TO PUBLIC;
 
-SELECT plan((SELECT count(*)::int + 1 FROM guard_cases));
+SELECT plan((SELECT 2 * count(*)::int + 2 FROM guard_cases));
 SELECT cmp_ok((SELECT count(DISTINCT fn)::int FROM guard_cases), '>=', 30,
               'the catalog lists the entry points (a broken query would test nothing)');
+-- Otherwise the second login's calls would be refused before any guard ran, proving nothing.
+SELECT is(ARRAY(SELECT DISTINCT fn::text FROM guard_cases
+                 WHERE NOT has_function_privilege(pg_temp.second_app_login(), fn, 'EXECUTE')
+                    OR NOT has_schema_privilege(pg_temp.second_app_login(),
+                                                (SELECT pronamespace FROM pg_proc WHERE oid = fn), 'USAGE')
+                 ORDER BY 1),
+          ARRAY[]::text[], 'the second login reaches every entry point that insurance_app reaches');
 
--- One throws_ok per case, as the app's login with no role switched; a call that wrongly
--- succeeds leaves its role switched, so every case starts from RESET ROLE.
-CREATE FUNCTION pg_temp.guard_tests() RETURNS SETOF text LANGUAGE plpgsql AS $$
+-- One throws_ok per case, as the given login with no role switched; a call that wrongly
+-- succeeds leaves its role switched, so every case starts from the unswitched login.
+CREATE FUNCTION pg_temp.guard_tests(_login name) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
   _c record;
+  _who text := CASE _login WHEN 'insurance_app' THEN 'insurance_app' ELSE 'a second app login' END;
 BEGIN
+  PERFORM pg_temp.as_login(_login);
   FOR _c IN SELECT * FROM guard_cases ORDER BY fn::text, role LOOP
-    PERFORM set_config('role', 'none', true);
-    RETURN NEXT throws_ok(_c.call, '42501', NULL, format('%s refuses a call under %s', _c.fn, _c.role));
+    PERFORM pg_temp.act_as('none');
+    RETURN NEXT throws_ok(_c.call, '42501', NULL,
+                          format('%s refuses a call under %s, as %s', _c.fn, _c.role, _who));
   END LOOP;
-  PERFORM set_config('role', 'none', true);
+  PERFORM pg_temp.as_operator();
 END
 $$;
-GRANT EXECUTE ON FUNCTION pg_temp.guard_tests() TO PUBLIC;
 
-SET LOCAL SESSION AUTHORIZATION insurance_app;
-SELECT * FROM pg_temp.guard_tests();
-RESET SESSION AUTHORIZATION;
+SELECT * FROM pg_temp.guard_tests('insurance_app');
+SELECT * FROM pg_temp.guard_tests(pg_temp.second_app_login());
 
 SELECT * FROM finish();
 ROLLBACK;
