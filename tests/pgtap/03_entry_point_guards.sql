@@ -29,7 +29,7 @@ SELECT p.oid::regprocedure AS fn, r.role,
    AND (r.role = 'none' OR NOT has_function_privilege(r.role, p.oid, 'EXECUTE'));
 GRANT SELECT ON guard_cases TO PUBLIC;
 
-SELECT plan((SELECT 2 * count(*)::int + 2 FROM guard_cases));
+SELECT plan((SELECT 2 * count(*)::int + 3 FROM guard_cases));
 SELECT cmp_ok((SELECT count(DISTINCT fn)::int FROM guard_cases), '>=', 30,
               'the catalog lists the entry points (a broken query would test nothing)');
 -- Otherwise the second login's calls would be refused before any guard ran, proving nothing.
@@ -59,6 +59,43 @@ $$;
 
 SELECT * FROM pg_temp.guard_tests('insurance_app');
 SELECT * FROM pg_temp.guard_tests(pg_temp.second_app_login());
+
+-- A third login: its own name, and insurance_app's memberships granted to it directly, but
+-- INHERIT (CREATE ROLE's default; a DBA who copies the memberships and not NOINHERIT).
+-- Unswitched, it holds every surface role's privileges, so only a require_role() guard
+-- refuses it; an entry point that relies on what its switched role may not touch (a helper
+-- only the holder may EXECUTE, a table only the service role may read) lets it through.
+SELECT format('CREATE ROLE %I LOGIN INHERIT NOSUPERUSER NOBYPASSRLS IN ROLE insurance_app, insurance_anon, '
+              'insurance_holder, insurance_channel, insurance_service, insurance_dashboard',
+              'insurance_app_copy_' || pg_backend_pid()) \gexec
+CREATE FUNCTION pg_temp.not_refused(_login name) RETURNS text[] LANGUAGE plpgsql AS $$
+DECLARE
+  _c record;
+  _through text[] := '{}';
+BEGIN
+  PERFORM pg_temp.as_login(_login);
+  FOR _c IN SELECT * FROM guard_cases WHERE role = 'none' ORDER BY fn::text LOOP
+    PERFORM pg_temp.act_as('none');
+    BEGIN
+      EXECUTE _c.call;
+      _through := _through || format('%s: ran', _c.fn);
+    EXCEPTION WHEN OTHERS THEN
+      IF SQLSTATE <> '42501' THEN
+        _through := _through || format('%s: %s %s', _c.fn, SQLSTATE, SQLERRM);
+      END IF;
+    END;
+  END LOOP;
+  PERFORM pg_temp.as_operator();
+  RETURN _through;
+END
+$$;
+SELECT todo_start('entry points without a require_role() guard (issue 18 follow-up): '
+                  'postsales.risk_item, risk_item_beneficiaries, risk_item_variants, update_risk_item, '
+                  'add_beneficiary, update_beneficiary, remove_beneficiary; gateway.get_risk_item, '
+                  'list_risk_items, page_risk_items; outbox.claim_batch, record_deliveries, release');
+SELECT is(pg_temp.not_refused('insurance_app_copy_' || pg_backend_pid()), '{}'::text[],
+          'every entry point refuses an unswitched login that inherits the surface roles');
+SELECT todo_end();
 
 SELECT * FROM finish();
 ROLLBACK;
