@@ -89,13 +89,8 @@ BEGIN
   RETURN _through;
 END
 $$;
-SELECT todo_start('entry points without a require_role() guard (issue 18 follow-up): '
-                  'postsales.risk_item, risk_item_beneficiaries, risk_item_variants, update_risk_item, '
-                  'add_beneficiary, update_beneficiary, remove_beneficiary; gateway.get_risk_item, '
-                  'list_risk_items, page_risk_items; outbox.claim_batch, record_deliveries, release');
 SELECT is(pg_temp.not_refused('insurance_app_copy_' || pg_backend_pid()), '{}'::text[],
           'every entry point refuses an unswitched login that inherits the surface roles');
-SELECT todo_end();
 
 SELECT * FROM finish();
 ROLLBACK;
