@@ -2,6 +2,7 @@
 -- that the holder's additions and the gateway's creation are capped alike: PT422
 -- BENEFICIARY_LIMIT, counted over every row whatever the caller may see.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(6);
 
 INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-benef', 'Beneficiaries');
