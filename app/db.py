@@ -49,15 +49,17 @@ _AS_ROLE = ("(SELECT set_config('role', $1, true), "
 # hash): the session is resolved in the call's own round trip. That function runs after the
 # role switch and raises when the session is not live.
 _AS_SESSION = ("(SELECT set_config('role', $1, true), "
-               "set_config('request.jwt.claims', {claims}($2), true) OFFSET 0) AS _auth")
+               "set_config('request.jwt.claims', {claims}($2), true) AS claims OFFSET 0) AS _auth")
 
 
-def _call_sql(function: str, argc: int, claims_function: str | None = None) -> str:
+def _call_sql(function: str, argc: int, claims_function: str | None = None, with_claims: bool = False) -> str:
     for name in (function, claims_function or "a.b"):
         if not _FUNCTION_NAME.match(name):
             raise ValueError(f"not a schema-qualified function name: {name!r}")
     source = _AS_SESSION.format(claims=claims_function) if claims_function else _AS_ROLE
-    return f"SELECT {function}({', '.join(f'${i}' for i in range(3, argc + 3))}) FROM {source}"
+    # with_claims: the claims the statement computed come back beside the value (a second column).
+    extra = ", _auth.claims" if with_claims and claims_function else ""
+    return f"SELECT {function}({', '.join(f'${i}' for i in range(3, argc + 3))}){extra} FROM {source}"
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -104,15 +106,19 @@ class Identity:
     """Who a call runs as: a surface role and the claims (JSON text) that SQL reads through
     insurance.claim(). The credential hooks of app/auth.py put one on `req.context.identity`."""
 
-    __slots__ = ("role", "claims_json", "claims_from")
+    __slots__ = ("role", "claims_json", "claims_from", "learns")
 
     def __init__(self, role: str, claims_json: str | None,
-                 claims_from: tuple[str, Any] | None = None) -> None:
+                 claims_from: tuple[str, Any] | None = None, learns: bool = False) -> None:
         self.role = role
         self.claims_json = claims_json
         # (function, argument): the claims are computed by the call's own statement instead,
         # e.g. a session looked up and checked in the same round trip (call_in_session).
         self.claims_from = claims_from
+        # With claims_from: the first call's statement also hands the claims back, and they are
+        # kept here (claims_from cleared), so that later calls carry them instead of resolving
+        # the session again (a tRPC batch: one resolution for all its calls).
+        self.learns = learns
 
 
 class Database:
@@ -127,7 +133,7 @@ class Database:
         self.acquire_timeout = acquire_timeout
         self.pool: asyncpg.Pool | None = None
         self._gate: asyncio.Semaphore | None = None
-        self._sql: dict[tuple[str, int, str | None], str] = {}
+        self._sql: dict[tuple[str, int, str | None, bool], str] = {}
 
     async def open(self) -> None:
         # Callers queue here, first come first served, and find a free connection in the
@@ -174,12 +180,12 @@ class Database:
         return await self._fetchval(function, claims_function, role, session, args)
 
     async def _fetchval(self, function: str, claims_function: str | None, role: str, second: Any,
-                        args: tuple) -> Any:
+                        args: tuple, with_claims: bool = False) -> Any:
         assert self.pool is not None, "Database.open() was not awaited"
-        key = (function, len(args), claims_function)
+        key = (function, len(args), claims_function, with_claims)
         sql = self._sql.get(key)
         if sql is None:
-            sql = self._sql[key] = _call_sql(function, len(args), claims_function)
+            sql = self._sql[key] = _call_sql(function, len(args), claims_function, with_claims)
         # Waiting for a pooled connection ends too (DB_ACQUIRE_TIMEOUT): 503 DATABASE_BUSY, as
         # when the login's statement_timeout or lock_timeout passes (migration role_timeouts).
         # The wait is at the gate (see open()); behind it a connection is free at once.
@@ -198,6 +204,8 @@ class Database:
             # cost a task per call (asyncio.wait_for) for a wait that does not happen.
             conn = await self.pool.acquire()
             try:
+                if with_claims:
+                    return tuple(await conn.fetchrow(sql, role, second, *args))
                 return await conn.fetchval(sql, role, second, *args)
             finally:
                 await self.pool.release(conn)
@@ -207,8 +215,17 @@ class Database:
     def call_as(self, identity: Identity, function: str, *args: Any):
         """`call` as the identity a credential hook verified (its role and claims)."""
         if identity.claims_from is not None:
+            if identity.learns:
+                return self._call_learning(identity, function, args)
             return self.call_in_session(identity.role, *identity.claims_from, function, *args)
         return self.call(identity.role, identity.claims_json, function, *args)
+
+    async def _call_learning(self, identity: Identity, function: str, args: tuple) -> Any:
+        """call_in_session that keeps the claims its statement computed on the identity."""
+        claims_function, session = identity.claims_from
+        value, claims = await self._fetchval(function, claims_function, identity.role, session, args, True)
+        identity.claims_json, identity.claims_from = claims, None
+        return value
 
     async def ping(self) -> list[str]:
         """Names of the deployed sqitch changes of this project (also proves the database answers)."""

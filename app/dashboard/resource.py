@@ -109,12 +109,10 @@ class Trpc(auth.Preflight):
             error = TrpcError("BAD_REQUEST", f"Batch call exceeds maximum size ({limit} calls, TRPC_MAX_BATCH)")
             self._write(resp, [error_item(error, None, False)], batch=False)
             return
-        context = _Session(self.services, req)
+        context = _Session(self.services, req, several=len(paths) > 1)
         # Credentials before the body: a POST without a live session reads nothing (each call
-        # then answers UNAUTHORIZED); a GET carries its input in the URL. A batch of several
-        # calls looks its session up once, first: an unknown one then costs one statement, not
-        # one per call.
-        reads = (req.method != "POST" and len(paths) == 1) or await context.known()
+        # then answers UNAUTHORIZED); a GET carries its input in the URL.
+        reads = req.method != "POST" or await context.known()
         raw, parse_error = await self._raw_input(req) if reads else (MISSING, None)
         superjson = False
         calls = [_Call(i, p) for i, p in enumerate(paths)]
@@ -199,6 +197,9 @@ class Trpc(auth.Preflight):
     async def _run(self, req: falcon.Request, resp: falcon.Response, call: _Call,
                    session: "_Session") -> tuple[Any, TrpcError | None]:
         procedure = call.procedure
+        identity: Identity | None = None
+        data: Any = None
+        error: TrpcError | None = None
         try:
             if procedure is None:
                 raise TrpcError("NOT_FOUND", f'No procedure found on path "{call.path}"')
@@ -218,11 +219,15 @@ class Trpc(auth.Preflight):
                 params = procedure.input.model_validate(value)
             except ValidationError as exc:
                 raise _validation_error(exc) from None
-            return await procedure.run(Context(self.services, identity), params), None
-        except TrpcError as error:
-            return None, error
+            data = await procedure.run(Context(self.services, identity), params)
+        except TrpcError as exc:
+            error = exc
         except Exception as exc:  # answered in the envelope, logged with the request id
-            return None, _unexpected(exc, req, call.path)
+            error = _unexpected(exc, req, call.path)
+        finally:
+            if identity is not None:
+                session.settled(identity, error)
+        return data, error
 
     @staticmethod
     def _write(resp: falcon.Response, items: list[dict], batch: bool) -> None:
@@ -232,15 +237,23 @@ class Trpc(auth.Preflight):
 
 
 class _Session:
-    """The request's dashboard session. A lone query resolves it inside its own statement (one
-    round trip: auth.session_identity_in_statement); a POST looks it up first, because its
-    body is read only for a live session, and so does a batch of several calls (once for all
-    of them); the calls then use what the lookup found."""
+    """The request's dashboard session, resolved once however many calls the request holds.
 
-    def __init__(self, services, req: falcon.Request) -> None:
+    A POST looks it up first (its body is read only for a live session) and its calls use what
+    the lookup found. A query resolves it inside its own statement (one round trip:
+    auth.session_identity_in_statement). In a batch of several queries the first call to reach
+    the database does so, and its statement hands the claims back (Identity.learns); the other
+    calls wait for it and carry those claims. A dead session thus costs one statement, not one
+    per call, and a live one no statement more than the calls themselves."""
+
+    def __init__(self, services, req: falcon.Request, several: bool = False) -> None:
         self._lookup = None
         self.services = services
         self.req = req
+        self.several = several
+        self._learner: Identity | None = None      # the identity of the batch's first call
+        self._first: asyncio.Future | None = None  # done when that call has ended
+        self._dead = False                         # that call found the session dead
 
     def _identity(self):
         if self._lookup is None:
@@ -248,13 +261,35 @@ class _Session:
         return self._lookup
 
     async def identity(self) -> Identity:
-        if self._lookup is None:  # not looked up: the call's statement checks the session
-            identity = auth.session_identity_in_statement(self.req)
-        else:
+        if self._lookup is not None:
             identity = await self._lookup
+        elif self._learner is not None:  # a later call of the batch: what the first one found
+            await self._first
+            identity = await self._after_first()
+        else:  # not looked up: the call's statement checks the session
+            identity = auth.session_identity_in_statement(self.req)
+            if identity is not None and self.several:
+                identity.learns = True
+                self._learner = identity
+                self._first = asyncio.get_running_loop().create_future()
         if identity is None:
             raise TrpcError("UNAUTHORIZED", "A valid dashboard session is required")
         return identity
+
+    async def _after_first(self) -> Identity | None:
+        learner = self._learner
+        if learner.claims_json is not None:
+            return Identity(learner.role, learner.claims_json)
+        if self._dead:
+            return None
+        # The first call ended before its statement did (bad input, another error): look it up, once.
+        return await self._identity()
+
+    def settled(self, identity: Identity, error: TrpcError | None) -> None:
+        """A call that held `identity` has ended, with `error` or without."""
+        if identity is self._learner and not self._first.done():
+            self._dead = identity.claims_json is None and error is not None and error.code == "UNAUTHORIZED"
+            self._first.set_result(None)
 
     async def known(self) -> bool:
         """Whether the request carries a live session (the identity is kept for the calls)."""

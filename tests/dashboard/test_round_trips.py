@@ -35,6 +35,10 @@ class _CountingConnection:
         self.statements.append(sql)
         return await self.real.fetchval(sql, *args, **kwargs)
 
+    async def fetchrow(self, sql, *args, **kwargs):
+        self.statements.append(sql)
+        return await self.real.fetchrow(sql, *args, **kwargs)
+
     def __getattr__(self, name):
         return getattr(self.real, name)
 
@@ -116,5 +120,19 @@ async def test_a_batch_resolves_its_session_once(client, services, session):
     with counting(services) as pool:
         resp = await client.simulate_get(path, query_string=qs, headers=session["headers"])
     assert resp.status_code == 200 and len(resp.json) == 5
+    assert all("result" in item for item in resp.json)
     session_lookups = [s for s in pool.statements if "session_claims" in s]
-    assert len(session_lookups) == 1 and len(pool.statements) == 6, pool.statements
+    assert len(session_lookups) == 1, pool.statements
+    assert len(pool.statements) == 5, "no statement more than the calls themselves"
+
+
+async def test_a_batch_whose_first_call_fails_before_sql_still_resolves_once(client, services, session):
+    inputs = {"0": {"limit": "not a number"}, **{str(i): {"limit": 1} for i in range(1, 4)}}
+    path = f"/api/trpc/{','.join([LIST] * 4)}"
+    qs = f"batch=1&input={quote(json.dumps(inputs), safe='')}"
+    with counting(services) as pool:
+        resp = await client.simulate_get(path, query_string=qs, headers=session["headers"])
+    assert resp.status_code == 207
+    assert resp.json[0]["error"]["data"]["code"] == "BAD_REQUEST"
+    assert all("result" in item for item in resp.json[1:])
+    assert len([s for s in pool.statements if "session_claims" in s]) == 1, pool.statements
