@@ -24,7 +24,7 @@ sandbox: setup
 
 ## redocly lint on the partner OpenAPI document (a manual check: npx downloads @redocly/cli).
 lint-openapi: setup
-	@tmp=$$(mktemp -d) && .venv/bin/python -m app.openapi partner > $$tmp/partner.json && \
+	@tmp=$$(mktemp -d) && .venv/bin/python -m app openapi partner > $$tmp/partner.json && \
 	  npx --yes @redocly/cli@2.11.1 lint $$tmp/partner.json; rc=$$?; rm -rf $$tmp; exit $$rc
 
 clean:

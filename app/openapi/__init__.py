@@ -10,7 +10,8 @@ so that no file repeats it (CONTRIBUTING.md, "API reference"):
   /openapi.json (everything) and /openapi/<audience>.json (that audience's operations and the
   components they reach);
 - the gateway branches: gateway.yaml's `x-gateway-branches` templates are written out for every
-  branch of app.gateway.BRANCHES, operationIds suffixed with the branch (authorizeV1, ...);
+  branch the caller gives (app.gateway BRANCHES and RISK_ITEM_BRANCHES: this core module does
+  not import a surface), operationIds suffixed with the branch (authorizeV1, ...);
 - `security: [{gatewayBearer: []}]` on a path under /api/gateway/<branch>/ becomes that
   branch's own scheme (gatewayV1, gatewayIaV2, ...), generated here with the branch rule;
 - responses: `X-Request-Id` on every answer, X-RateLimit-* on a gateway bearer route's success,
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 import falcon
 import orjson
@@ -32,6 +33,13 @@ HERE = Path(__file__).resolve().parent
 AUDIENCES = ("partner", "holder", "internal")
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _HEADER = "#/components/headers/"
+
+
+class Branches(NamedTuple):
+    """The gateway's branches: branch -> the name of its secret; the branches with risk items ->
+    whether their list has keyset pages (app.gateway BRANCHES, RISK_ITEM_BRANCHES)."""
+    secrets: dict[str, str]
+    risk_items: dict[str, bool]
 
 
 def operations(document: dict) -> Iterator[tuple[str, str, dict]]:
@@ -81,40 +89,39 @@ def _fill(value: Any, words: dict[str, str]) -> Any:
     return value
 
 
-def _expand_branches(document: dict, templates: dict) -> None:
-    from app.gateway import BRANCHES, PREFIX, RISK_ITEM_BRANCHES
+GATEWAY = "/api/gateway"
 
-    for branch, secret in BRANCHES.items():
+
+def _expand_branches(document: dict, templates: dict, branches: Branches) -> None:
+    for branch, secret in branches.secrets.items():
         suffix = _branch_suffix(branch)
         words = {"branch": branch, "secret": secret}
         paths = dict(templates.get("every", {}))
-        if branch in RISK_ITEM_BRANCHES:
+        if branch in branches.risk_items:
             paths.update(templates.get("risk-items", {}))
         for relative, item in paths.items():
             item = _fill(copy.deepcopy(item), words)
-            if relative == "/risk-items" and RISK_ITEM_BRANCHES.get(branch):
+            if relative == "/risk-items" and branches.risk_items.get(branch):
                 item["get"] = _fill(copy.deepcopy(templates["keyset-list"]), words)
             for method in METHODS:
                 if isinstance(item.get(method), dict):
                     item[method]["operationId"] += suffix
-            _merge(document, {"paths": {f"{PREFIX}/{branch}{relative}": item}}, "partner")
+            _merge(document, {"paths": {f"{GATEWAY}/{branch}{relative}": item}}, "partner")
 
 
-def _gateway_security(document: dict) -> None:
+def _gateway_security(document: dict, branches: Branches) -> None:
     """`gatewayBearer` under /api/gateway/<branch>/ -> the branch's own scheme."""
-    from app.gateway import BRANCHES, PREFIX
-
     schemes = document.setdefault("components", {}).setdefault("securitySchemes", {})
-    for branch, secret in BRANCHES.items():
+    for branch, secret in branches.secrets.items():
         schemes[f"gateway{_branch_suffix(branch)}"] = {
             "type": "http", "scheme": "bearer", "bearerFormat": "JWT",
-            "description": f"The access_token of GET {PREFIX}/{branch}/auth/authorize (signed with {secret}, "
+            "description": f"The access_token of GET {GATEWAY}/{branch}/auth/authorize (signed with {secret}, "
                            f"`aud` gateway/{branch}); refused on every other branch."}
     for path, _, operation in operations(document):
         for requirement in operation.get("security", []):
             if "gatewayBearer" in requirement:
-                branch = next((b for b in sorted(BRANCHES, key=len, reverse=True)
-                               if path.startswith(f"{PREFIX}/{b}/")), None)
+                branch = next((b for b in sorted(branches.secrets, key=len, reverse=True)
+                               if path.startswith(f"{GATEWAY}/{b}/")), None)
                 if branch is None:
                     raise ValueError(f"{path}: gatewayBearer outside a gateway branch")
                 requirement[f"gateway{_branch_suffix(branch)}"] = requirement.pop("gatewayBearer")
@@ -181,7 +188,7 @@ def _responses(document: dict) -> None:
                 headers.setdefault("Retry-After", {"$ref": _HEADER + "Retry-After"})
 
 
-def load() -> dict:
+def load(branches: Branches) -> dict:
     """The whole document."""
     import yaml  # only when the document is first asked for: a serving process rarely is
 
@@ -197,8 +204,8 @@ def load() -> dict:
             raise ValueError(f"{path.name}: x-audience {audience!r} is none of {AUDIENCES}")
         _merge(document, part, audience)
         templates.update(part.get("x-gateway-branches", {}))
-    _expand_branches(document, templates)
-    _gateway_security(document)
+    _expand_branches(document, templates, branches)
+    _gateway_security(document, branches)
     _error_codes(document)
     _responses(document)
     return document
@@ -248,13 +255,14 @@ def for_audience(document: dict, audience: str) -> dict:
 class OpenApi:
     """GET /openapi.json and /openapi/{audience}.json: built once, on the first request."""
 
-    def __init__(self, public_base_url: str | None = None) -> None:
+    def __init__(self, branches: Branches, public_base_url: str | None = None) -> None:
+        self.branches = branches
         self.servers = [{"url": public_base_url or "/"}]
         self.bodies: dict[str | None, bytes] = {}
 
     def body(self, audience: str | None) -> bytes:
         if audience not in self.bodies:
-            document = load()
+            document = load(self.branches)
             document["servers"] = self.servers
             self.bodies[None] = orjson.dumps(document)
             for name in AUDIENCES:
