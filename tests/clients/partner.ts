@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     total: page.total,
     got: one.data.data.policy_uid,
     missing: missing.response.status === 404 && code,
-    requestId: missing.error.requestId ?? null,
+    requestId: missing.error.requestId,
   }));
 }
 
