@@ -57,6 +57,7 @@ def check_answers(out: str, policy: str) -> None:
     assert answers["holder"] is True
     assert answers["total"] >= 1
     assert answers["got"] == policy
+    assert answers["metadata"] is True
     assert answers["missing"] == "RISK_ITEM_NOT_FOUND"
     assert answers["requestId"]
 

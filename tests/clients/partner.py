@@ -7,12 +7,11 @@ import json
 import sys
 import uuid
 
-from partner_client import AuthenticatedClient, Client
+from partner_client import AuthenticatedClient
 from partner_client.api.gateway import authorize_v2, create_risk_item_v2, get_risk_item_v2, list_risk_items_v2
 from partner_client.models import (Error, ErrorCode, GatewayBeneficiaryInput, GatewayRiskItemAnswer,
-                                   GatewayRiskItemCreate, GatewayRiskItemCreateInsuredSubject,
-                                   GatewayRiskItemCreateVariant, GatewayRiskItemListAnswer, GatewayRiskItemPage,
-                                   GatewayTokenAnswer)
+                                   GatewayRiskItemCreate, GatewayRiskItemListAnswer, GatewayRiskItemPage,
+                                   GatewayTokenAnswer, InsuredSubject, RiskItemMetadata, VariantCode)
 
 base_url, api_key, package_uid, policy_uid = sys.argv[1:5]
 
@@ -21,9 +20,10 @@ if not isinstance(token, GatewayTokenAnswer):
     sys.exit(f"authorize failed: {token}")
 partner = AuthenticatedClient(base_url, token=token.data.access_token)
 
-subject = GatewayRiskItemCreateInsuredSubject.from_dict({"name": "Ada Lovelace", "email": "ada@example.com"})
+subject = InsuredSubject.from_dict({"name": "Ada Lovelace", "email": "ada@example.com", "age": 36})
 body = GatewayRiskItemCreate(package_uid=package_uid, policy_uid=policy_uid,
-                             variant=GatewayRiskItemCreateVariant.TRAVEL, insured_subject=subject,
+                             variant=VariantCode.TRAVEL, insured_subject=subject,
+                             metadata=RiskItemMetadata.from_dict({"campaign": "spring", "tags": ["a", "b"]}),
                              beneficiaries=[GatewayBeneficiaryInput(name="Ada Lovelace", email="ada@example.com",
                                                                     is_holder=True, share=100)])
 created = create_risk_item_v2.sync(client=partner, body=body)
@@ -48,6 +48,7 @@ print(json.dumps({
     "listed": [str(item.uid) for item in page.data.items],
     "total": page.data.total,
     "got": one.data.policy_uid,
+    "metadata": one.data.metadata["campaign"] == "spring",
     "missing": missing.error.code == ErrorCode.RISK_ITEM_NOT_FOUND and missing.error.code.value,
     "requestId": missing.request_id,
 }))

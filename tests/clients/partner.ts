@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     listed: page.items.map((i) => i.uid),
     total: page.total,
     got: one.data.data.policy_uid,
+    metadata: one.data.data.metadata["campaign"] === "spring",
     missing: missing.response.status === 404 && code,
     requestId: missing.error.requestId,
   }));
