@@ -172,6 +172,9 @@ class Config:
     headers_timeout: float = 10.0  # a request's head must be complete within it (app/server.py)
     trpc_max_batch: int = 10
     public_base_url: str = "http://127.0.0.1:8000"
+    # The OpenAPI documents' `servers`: PUBLIC_BASE_URL when it is set, else relative to where
+    # the document was fetched (the default address above may not be the one clients reach).
+    openapi_server: str = "/"
     sqitch_plan: Path = ROOT / "sqitch.plan"
     secrets: dict[str, str] = dataclasses.field(default_factory=dict)
     generated_secrets: tuple[str, ...] = ()
@@ -277,6 +280,7 @@ class Config:
             headers_timeout=_positive_float(env, "HEADERS_TIMEOUT", cls.headers_timeout),
             trpc_max_batch=_int(env, "TRPC_MAX_BATCH", cls.trpc_max_batch, 1),
             public_base_url=env.get("PUBLIC_BASE_URL", f"http://{host}:{port}").rstrip("/"),
+            openapi_server=env.get("PUBLIC_BASE_URL", "").rstrip("/") or "/",
             sqitch_plan=Path(env.get("SQITCH_PLAN", str(cls.sqitch_plan))),
             secrets=found,
             generated_secrets=tuple(generated),
