@@ -90,9 +90,11 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "EMPTY_PATCH": (422, None, "a post-sales change with nothing to change"),
     "HOLDER_NOT_REMOVABLE": (422, None, "the holder beneficiary cannot be removed"),
     "SHARES_EXCEED_100": (422, "TotalDetails", "the beneficiaries' shares would add up to more than 100"),
+    "BENEFICIARY_LIMIT": (422, "LimitDetails", "a risk item holds at most 50 beneficiaries (every surface)"),
     "RATE_LIMITED": (429, "RetryAfterDetails", "a rate limit is used up; see Retry-After"),
     "OTP_COOLDOWN": (429, "RetryAfterDetails", "a login code was sent less than 60 s ago"),
-    "OTP_RATE_LIMITED": (429, "RetryAfterDetails", "5 login codes this hour for this e-mail"),
+    "OTP_RATE_LIMITED": (429, "RetryAfterDetails", "5 login codes this hour for this e-mail from this client "
+                         "address, or 20 for this e-mail from all addresses"),
     "OTP_IP_RATE_LIMITED": (429, "RetryAfterDetails", "too many OTP requests or failures from this client IP"),
     "OTP_ATTEMPTS_EXHAUSTED": (429, "RetryAfterDetails", "the code's failed verifications are used up"),
     "INTERNAL_ERROR": (500, None, "a fault of ours; the log has the cause under the request id"),
