@@ -115,7 +115,6 @@ class Worker:
     async def run(self) -> None:
         if self.metrics_port:
             self._serve_metrics()
-        self._emit_in_process_if_asked()
         await self.db.open()
         limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
         # The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most).
@@ -335,38 +334,6 @@ class Worker:
             except DATABASE_ERRORS:
                 pass  # the leases expire instead
             log.info("worker_released", rows=len(ids))
-
-
-    # -- emissions in this process (issue 23, item 3: a prototype, WORKER_EMISSIONS=in-process) --
-    def _emit_in_process_if_asked(self) -> None:
-        """With WORKER_EMISSIONS=in-process, rows of a batch url run on a Pipeline of this
-        process instead of travelling to the API: no HTTP hop, no service-role bearer."""
-        import os
-        if os.environ.get("WORKER_EMISSIONS") != "in-process":
-            return
-        from app.orchestrator.pipeline import Pipeline
-        from app.orchestrator.service import Orchestrator
-        self.db.max_size = 10  # the API's pool: the pipeline's calls share it with the claims
-        self.pipeline = Pipeline(self.config, self.db, Orchestrator(self.config, self.db))
-        self._deliver_batch = self._emit_batch
-
-    async def _emit_batch(self, batch_url: str, rows: list[dict[str, Any]]) -> None:
-        from app.integrations.resources import run_requests
-        requests = [{"id": r["id"], "path": r["url"], "body": r.get("body")} for r in rows]
-        try:
-            outcome = {r["id"]: (r.get("status"), orjson.dumps(r["error"]).decode() if r.get("error") else None)
-                       for r in await run_requests(self.pipeline, requests)}
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the database away: the rows go back to the queue
-            outcome = {r["id"]: (None, f"{type(exc).__name__}"[:500]) for r in rows}
-        for row in rows:
-            status, error = outcome.get(row["id"], (None, "missing from the batch answer"))
-            self._finish(row["id"], status, error, own_api=False)
-            self._inflight.pop(row["id"], None)
-        self._results_ready.set()
-        if len(self._inflight) <= self.concurrency // 2:
-            self._wake.set()
 
 
 def _log_config_error(status: int | None, rows: int) -> None:

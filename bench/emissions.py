@@ -110,8 +110,6 @@ def main() -> int:
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--api-workers", type=int, default=1,
                         help="N > 1: the emissions run again with `serve --workers N`, to show how the rate grows")
-    parser.add_argument("--in-process", action="store_true",
-                        help="also run each worker count with WORKER_EMISSIONS=in-process (the worker runs the Pipeline)")
     parser.add_argument("--pgbench-seconds", type=int, default=10)
     parser.add_argument("--peer-concurrency", type=int, default=50,
                         help="procrastinate worker -c (50: its best of 1, 10, 50 here)")
@@ -131,8 +129,8 @@ def main() -> int:
                "DATABASE_URL": f"postgresql://insurance_app@{PG.split('@', 1)[1]}/{db}", "ADMIN_DATABASE_URL": admin_url,
                "PUBLIC_BASE_URL": api, "SERVICE_ROLE_SECRET": "bench-" + "x" * 40}
 
-        def start(*cmd: str, **extra: str) -> subprocess.Popen:
-            proc = subprocess.Popen([PY, "-m", "app", *cmd], env={**env, **extra}, cwd=ROOT, stdout=subprocess.DEVNULL)
+        def start(*cmd: str) -> subprocess.Popen:
+            proc = subprocess.Popen([PY, "-m", "app", *cmd], env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
             procs.append(proc)
             return proc
 
@@ -150,8 +148,8 @@ def main() -> int:
             return [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
                                                "AND pid <> pg_backend_pid()")]
 
-        def run_emissions(label: str, n_workers: int, mode: str = "api") -> tuple[float, float]:
-            workers = [start("worker", WORKER_EMISSIONS=mode) for _ in range(n_workers)]
+        def run_emissions(label: str, n_workers: int) -> tuple[float, float]:
+            workers = [start("worker") for _ in range(n_workers)]
             time.sleep(1.5)  # imported, pool open, listening
             # Where the CPU goes, per emission: each process of the pipeline and PostgreSQL.
             groups = {"API": with_children(api_proc.pid), "worker(s)": [w.pid for w in workers],
@@ -184,7 +182,6 @@ def main() -> int:
             return args.items / elapsed, rss
 
         results: dict[tuple[int, int], tuple[float, float]] = {}
-        in_process: dict[int, tuple[float, float]] = {}
         api_rss: dict[int, list[float]] = {}
         for api_workers in sorted({1, args.api_workers}):
             api_proc = start("serve", "--port", str(api_port), "--workers", str(api_workers))
@@ -196,11 +193,6 @@ def main() -> int:
                 rate, rss = results[api_workers, n]
                 print(f"emissions, API x{api_workers}, {n} worker(s): {rate:8.0f}/s  (worker peak RSS {rss:.0f} MB)",
                       flush=True)
-                if args.in_process and api_workers == 1:
-                    # Issue 23, item 3: the worker runs the Pipeline itself (no HTTP hop to the API).
-                    in_process[n] = run_emissions(f"ip{n}-", n, "in-process")
-                    print(f"emissions in the worker, {n} worker(s): {in_process[n][0]:8.0f}/s  "
-                          f"(worker peak RSS {in_process[n][1]:.0f} MB)", flush=True)
             api_rss[api_workers] = api_rss_mb(api_proc.pid)
             api_proc.terminate()
             api_proc.wait()
@@ -256,9 +248,6 @@ COMMIT;
         for (api_workers, n), (rate, rss) in results.items():
             print(f"  API x{api_workers}, {n} worker(s): {rate:6.0f}/s = {rate / peer:4.2f} x procrastinate, "
                   f"{rate / graphile:4.2f} x Graphile Worker, {rate / tps:4.2f} x pgbench; worker peak RSS {rss:.0f} MB")
-        for n, (rate, rss) in in_process.items():
-            print(f"  in the worker, {n} worker(s): {rate:6.0f}/s = {rate / results[1, n][0]:4.2f} x through the API, "
-                  f"{rate / peer:4.2f} x procrastinate, {rate / graphile:4.2f} x Graphile Worker; worker peak RSS {rss:.0f} MB")
         for api_workers, peaks in api_rss.items():
             print(f"  API x{api_workers} peak RSS (each process): " + ", ".join(f"{mb:.0f} MB" for mb in peaks))
         counts = [int(x) for x in args.workers.split(",")]

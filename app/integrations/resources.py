@@ -97,35 +97,29 @@ class DispatchBatch(_Service):
         requests = body.get("requests")
         if not isinstance(requests, list) or not 0 < len(requests) <= MAX_BATCH:
             raise bad_request(f"requests must be a list of 1 to {MAX_BATCH} deliveries", details={"field": "requests"})
-        send(resp, {"results": await run_requests(self.pipeline, requests)})
-
-
-async def run_requests(pipeline, requests: list[Any]) -> list[dict[str, Any]]:
-    """The batch protocol's answers for `requests` ([{id, path, body}]) run on `pipeline`: per
-    request, the status its own route would answer and its data or error."""
-    results: list[dict[str, Any]] = []
-    specs: list[dict[str, Any]] = []
-    for one in requests:
-        result: dict[str, Any] = {"id": one.get("id") if isinstance(one, dict) else None}
-        try:
-            path = one.get("path") if isinstance(one, dict) else None
-            if not isinstance(path, str) or path not in SPECS or not isinstance(one.get("body"), dict):
-                raise bad_request(f"each request needs a path among {sorted(SPECS)} and an object body")
-            specs.append(SPECS[one["path"]](one["body"]))
-        except ApiError as exc:
-            result.update(status=exc.status_code, error={"code": exc.code, "message": exc.message})
-        results.append(result)
-    answers = iter(await pipeline.run_specs(specs) if specs else [])
-    for result in results:
-        if "status" in result:
-            continue
-        data = next(answers)
-        if "refused" in data:
-            refused = data["refused"]
-            result.update(status=refused["status"], error={"code": refused["code"], "message": refused["message"]})
-        elif data["status"] == "IN_PROGRESS":
-            result.update(status=409, error={"code": "EMISSION_IN_PROGRESS",
-                                             "message": "another call is emitting this item"}, data=data)
-        else:
-            result.update(status=200, data=data)
-    return results
+        results: list[dict[str, Any]] = []
+        specs: list[dict[str, Any]] = []
+        for one in requests:
+            result: dict[str, Any] = {"id": one.get("id") if isinstance(one, dict) else None}
+            try:
+                path = one.get("path") if isinstance(one, dict) else None
+                if not isinstance(path, str) or path not in SPECS or not isinstance(one.get("body"), dict):
+                    raise bad_request(f"each request needs a path among {sorted(SPECS)} and an object body")
+                specs.append(SPECS[one["path"]](one["body"]))
+            except ApiError as exc:
+                result.update(status=exc.status_code, error={"code": exc.code, "message": exc.message})
+            results.append(result)
+        answers = iter(await self.pipeline.run_specs(specs) if specs else [])
+        for result in results:
+            if "status" in result:
+                continue
+            data = next(answers)
+            if "refused" in data:
+                refused = data["refused"]
+                result.update(status=refused["status"], error={"code": refused["code"], "message": refused["message"]})
+            elif data["status"] == "IN_PROGRESS":
+                result.update(status=409, error={"code": "EMISSION_IN_PROGRESS",
+                                                 "message": "another call is emitting this item"}, data=data)
+            else:
+                result.update(status=200, data=data)
+        send(resp, {"results": results})
