@@ -1,6 +1,6 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 .PHONY: setup run test migrate sandbox clean \
-        bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale
+        bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements
 
 PORT ?= 8000
 
@@ -26,7 +26,7 @@ clean:
 	rm -rf .venv .pytest_cache build *.egg-info
 
 # Benchmarks: each measures its yardstick in the same run and prints the ratio.
-bench: bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale
+bench: bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements
 
 ## GET /api/postsales/v1/me/risk-items against the bare Falcon + asyncpg yardstick.
 bench-postsales: setup
@@ -57,3 +57,7 @@ bench-trpc: setup
 ## `make bench-scale ARGS="--scale 0.1"` for a quick run.
 bench-scale: setup
 	@.venv/bin/python -m bench.scale $(ARGS)
+
+## SQL statements and round trips that one emission costs (auto_explain counts the nested ones).
+bench-statements: setup
+	@.venv/bin/python -m bench.statements $(ARGS)
