@@ -77,11 +77,20 @@ CREATE INDEX integration_emissions_event_id_idx ON insurance.integration_emissio
 -- emissions, newest first, filtered by status (any of), provider, event and last change
 -- (updated_at in [since, until)); keyset pagination on id: {items[], nextCursor} where
 -- nextCursor is the after_id of the next page, or NULL on the last one.
+-- A status filter reads each status's newest rows through (status, id DESC), one status at a
+-- time, and merges them (PostgreSQL 15 gives no ordered index scan for `= ANY`, and reading by
+-- id until a page of a rare status is full reads the table: DESIGN.md §7, issue 23); each call
+-- is planned with its values (force_custom_plan), so that a filter given as NULL folds away.
+-- enable_sort = off: the dashboard's policy compares claims the planner cannot see, which it
+-- estimates at 0.5% of the rows; it then believes a status has a few rows and sorts all of
+-- them (through the partial due index, for FAILED) instead of reading 51 in id order.
 CREATE FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamptz,
                                          _until timestamptz, _after_id bigint, _limit integer) RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+LANGUAGE plpgsql STABLE SET search_path = '' SET plan_cache_mode = force_custom_plan SET enable_sort = off AS $$
 DECLARE
   _rows insurance.integration_emissions[];
+  _ids bigint[] := '{}';
+  _status text;
 BEGIN
   IF current_user <> 'insurance_owner' THEN
     PERFORM insurance.require_role('insurance_dashboard');
@@ -89,16 +98,32 @@ BEGIN
   IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
-  SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
-    FROM (SELECT * FROM insurance.integration_emissions e
-           WHERE (_statuses IS NULL OR e.status = ANY (_statuses))
-             AND (_provider IS NULL OR e.provider = _provider)
-             AND (_event IS NULL OR e.event = _event)
-             AND (_since IS NULL OR e.updated_at >= _since)
-             AND (_until IS NULL OR e.updated_at < _until)
-             AND (_after_id IS NULL OR e.id < _after_id)
-           ORDER BY e.id DESC
-           LIMIT _limit + 1) e;
+  IF _statuses IS NULL THEN
+    SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
+      FROM (SELECT * FROM insurance.integration_emissions e
+             WHERE (_provider IS NULL OR e.provider = _provider)
+               AND (_event IS NULL OR e.event = _event)
+               AND (_since IS NULL OR e.updated_at >= _since)
+               AND (_until IS NULL OR e.updated_at < _until)
+               AND (_after_id IS NULL OR e.id < _after_id)
+             ORDER BY e.id DESC
+             LIMIT _limit + 1) e;
+  ELSE
+    FOREACH _status IN ARRAY ARRAY(SELECT DISTINCT s FROM unnest(_statuses) AS s) LOOP
+      _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
+                             WHERE e.status = _status
+                               AND (_provider IS NULL OR e.provider = _provider)
+                               AND (_event IS NULL OR e.event = _event)
+                               AND (_since IS NULL OR e.updated_at >= _since)
+                               AND (_until IS NULL OR e.updated_at < _until)
+                               AND (_after_id IS NULL OR e.id < _after_id)
+                             ORDER BY e.id DESC
+                             LIMIT _limit + 1);
+    END LOOP;
+    SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
+      FROM (SELECT * FROM insurance.integration_emissions e WHERE e.id = ANY (_ids)
+             ORDER BY e.id DESC LIMIT _limit + 1) e;
+  END IF;
   RETURN jsonb_build_object(
     'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(r) ORDER BY r.id DESC)
                          FROM unnest(_rows[1:_limit]) r), '[]'),

@@ -37,32 +37,38 @@ COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answer
 
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
--- checks the window (0 <= from <= to, at most 100 items). One scan gives both the window
--- and the total (count(*) OVER () runs before OFFSET/LIMIT); only a window past the end
--- needs a second count. The documents are looked up by key for the window's rows only
--- (a scalar subquery per row, never a join over all of the channel's items).
+-- checks the window (0 <= from <= to, at most 100 items).
+-- Flat however many items the channel holds (DESIGN.md §7, issue 23): the window's ids come
+-- from the (channel_id, id) or (channel_id, policy_uid) index, with a LIMIT the planner sees
+-- (force_custom_plan: each call is planned with its values, and a NULL filter folds away);
+-- the total is the channel's count kept by the triggers of risk_items, or, for one policy,
+-- a count of that policy's few items. The documents are looked up by key for the window's
+-- rows only. A deep window still reads the rows before it (OFFSET): v2's cursor does not.
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   _reply gateway.reply := gateway.admit(_limit);
-  _items jsonb;
+  _ids bigint[];
   _total bigint;
 BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT coalesce(pg_catalog.jsonb_agg(
-           (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id) ORDER BY page.id), '[]'),
-         max(page.total)
-    INTO _items, _total
-    FROM (SELECT r.id, count(*) OVER () AS total FROM insurance.risk_items r
-           WHERE _policy IS NULL OR r.policy_uid = _policy
-           ORDER BY r.id OFFSET _from LIMIT _to - _from + 1) AS page;
-  IF _total IS NULL THEN
-    SELECT count(*) INTO _total FROM insurance.risk_items r WHERE _policy IS NULL OR r.policy_uid = _policy;
+  _ids := ARRAY(SELECT r.id FROM insurance.risk_items r
+                 WHERE _policy IS NULL OR r.policy_uid = _policy
+                 ORDER BY r.id OFFSET _from LIMIT _to - _from + 1);
+  IF _policy IS NULL THEN
+    _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
+  ELSE
+    _total := (SELECT count(*) FROM insurance.risk_items r WHERE r.policy_uid = _policy);
   END IF;
-  _reply.data := pg_catalog.jsonb_build_object('items', _items, 'total', _total, 'from', _from, 'to', _to);
+  _reply.data := pg_catalog.jsonb_build_object(
+    'items', coalesce((SELECT pg_catalog.jsonb_agg(
+                                (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                                ORDER BY page.id)
+                         FROM pg_catalog.unnest(_ids) AS page(id)), '[]'),
+    'total', _total, 'from', _from, 'to', _to);
   RETURN _reply;
 END
 $$;
@@ -73,29 +79,35 @@ COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
 -- page_risk_items(limit, page_size, after, policy): keyset pagination (gateway v2): up to
 -- page_size items with an id after `after` (NULL: from the start), the total count and
 -- `nextCursor` (the last id as 8 bytes in unpadded base64url, NULL on the last page),
--- which the app decodes back into `after`.
+-- which the app decodes back into `after`. Flat as list_risk_items is: an index range with a
+-- visible LIMIT, and the kept count.
 CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   _reply gateway.reply := gateway.admit(_limit);
+  _ids bigint[];
+  _total bigint;
 BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT pg_catalog.jsonb_build_object(
-           'items', coalesce(pg_catalog.jsonb_agg(
-                               (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
-                               ORDER BY page.id) FILTER (WHERE page.n <= _page_size), '[]'),
-           'total', (SELECT count(*) FROM insurance.risk_items r
-                      WHERE _policy IS NULL OR r.policy_uid = _policy),
-           'nextCursor', CASE WHEN count(*) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
-                           pg_catalog.int8send(max(page.id) FILTER (WHERE page.n <= _page_size)), 'base64'),
-                           '+/=', '-_') END)
-    INTO _reply.data
-    FROM (SELECT r.id, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
-           WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
-           ORDER BY r.id LIMIT _page_size + 1) AS page;
+  _ids := ARRAY(SELECT r.id FROM insurance.risk_items r
+                 WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
+                 ORDER BY r.id LIMIT _page_size + 1);
+  IF _policy IS NULL THEN
+    _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
+  ELSE
+    _total := (SELECT count(*) FROM insurance.risk_items r WHERE r.policy_uid = _policy);
+  END IF;
+  _reply.data := pg_catalog.jsonb_build_object(
+    'items', coalesce((SELECT pg_catalog.jsonb_agg(
+                                (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                                ORDER BY page.id)
+                         FROM pg_catalog.unnest(_ids[1:_page_size]) AS page(id)), '[]'),
+    'total', _total,
+    'nextCursor', CASE WHEN pg_catalog.cardinality(_ids) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
+                    pg_catalog.int8send(_ids[_page_size]), 'base64'), '+/=', '-_') END);
   RETURN _reply;
 END
 $$;
