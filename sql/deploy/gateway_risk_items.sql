@@ -35,18 +35,37 @@ SELECT r.id, r.uid, r.policy_uid,
       FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id) AS b ON true;
 COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answers them; RLS of the caller applies';
 
+-- _window_ids(after, offset, count, policy): the ids of a page of the caller's items in id order
+-- (RLS: the channel's own), after id `after`, optionally of one policy. Planned for each call
+-- (force_custom_plan) so that the planner sees the LIMIT and a NULL filter folds away: the ids
+-- come from the (channel_id, id) or (channel_id, policy_uid) index however full the channel.
+-- A function of its own so that only this small statement is planned each time, and the
+-- documents' statement of the callers keeps its cached plan.
+CREATE FUNCTION gateway._window_ids(_after bigint, _offset integer, _count integer, _policy text) RETURNS bigint[]
+LANGUAGE plpgsql STABLE SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
+BEGIN
+  RETURN ARRAY(SELECT r.id FROM insurance.risk_items r
+                WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
+                ORDER BY r.id OFFSET _offset LIMIT _count);
+END
+$$;
+COMMENT ON FUNCTION gateway._window_ids(bigint, integer, integer, text) IS
+  'The ids of the caller''s items after _after (NULL: from the start), optionally of policy _policy, in id order, '
+  'skipping _offset and returning at most _count: bigint[]. Reads only those through an index. Channel role '
+  '(list_risk_items, page_risk_items).';
+REVOKE ALL ON FUNCTION gateway._window_ids(bigint, integer, integer, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway._window_ids(bigint, integer, integer, text) TO insurance_channel;
+
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
 -- checks the window (0 <= from <= to, at most 100 items).
 -- Flat however many items the channel holds (DESIGN.md §7, issue 23): the window's ids come
--- from the (channel_id, id) or (channel_id, policy_uid) index, with a LIMIT the planner sees
--- (force_custom_plan: each call is planned with its values, and a NULL filter folds away);
--- the total is the channel's count kept by the triggers of risk_items, or, for one policy,
--- a count of that policy's few items. The documents are looked up by key for the window's
+-- from an index (_window_ids); the total is the channel's count kept by the triggers of
+-- risk_items, or, for one policy, a count of that policy's few items. The documents are looked up by key for the window's
 -- rows only. A deep window still reads the rows before it (OFFSET): v2's cursor does not.
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply := gateway.admit(_limit);
   _ids bigint[];
@@ -55,9 +74,7 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  _ids := ARRAY(SELECT r.id FROM insurance.risk_items r
-                 WHERE _policy IS NULL OR r.policy_uid = _policy
-                 ORDER BY r.id OFFSET _from LIMIT _to - _from + 1);
+  _ids := gateway._window_ids(NULL, _from, _to - _from + 1, _policy);
   IF _policy IS NULL THEN
     _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
   ELSE
@@ -79,11 +96,11 @@ COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
 -- page_risk_items(limit, page_size, after, policy): keyset pagination (gateway v2): up to
 -- page_size items with an id after `after` (NULL: from the start), the total count and
 -- `nextCursor` (the last id as 8 bytes in unpadded base64url, NULL on the last page),
--- which the app decodes back into `after`. Flat as list_risk_items is: an index range with a
--- visible LIMIT, and the kept count.
+-- which the app decodes back into `after`. Flat as list_risk_items is: an index range
+-- (_window_ids) and the kept count.
 CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply := gateway.admit(_limit);
   _ids bigint[];
@@ -92,9 +109,7 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  _ids := ARRAY(SELECT r.id FROM insurance.risk_items r
-                 WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
-                 ORDER BY r.id LIMIT _page_size + 1);
+  _ids := gateway._window_ids(_after, 0, _page_size + 1, _policy);
   IF _policy IS NULL THEN
     _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
   ELSE
