@@ -61,16 +61,18 @@ GRANT EXECUTE ON FUNCTION gateway._window_ids(bigint, integer, integer, text) TO
 -- checks the window (0 <= from <= to, at most 100 items).
 -- Flat however many items the channel holds (DESIGN.md §7, issue 23): the window's ids come
 -- from an index (_window_ids); the total is the channel's count kept by the triggers of
--- risk_items, or, for one policy, a count of that policy's few items. The documents are looked up by key for the window's
--- rows only. A deep window still reads the rows before it (OFFSET): v2's cursor does not.
+-- risk_items, or, for one policy, a count of that policy's few items. The documents are
+-- looked up by key for the window's rows only. A deep window still reads the rows before it (OFFSET): v2's cursor does not.
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _reply gateway.reply := gateway.admit(_limit);
+  _reply gateway.reply;
   _ids bigint[];
   _total bigint;
 BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -102,10 +104,12 @@ CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _aft
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _reply gateway.reply := gateway.admit(_limit);
+  _reply gateway.reply;
   _ids bigint[];
   _total bigint;
 BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -135,8 +139,10 @@ COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
 CREATE FUNCTION gateway.get_risk_item(_limit integer, _uid uuid) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _reply gateway.reply := gateway.admit(_limit);
+  _reply gateway.reply;
 BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;

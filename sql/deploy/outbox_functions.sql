@@ -95,6 +95,7 @@ GRANT EXECUTE ON FUNCTION outbox.is_final(integer) TO insurance_service;
 CREATE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20)
 RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
+  SELECT insurance.require_role('insurance_service');
   WITH res AS (
     SELECT (x ->> 'id')::bigint AS id, (x ->> 'status')::integer AS status, x ->> 'error' AS error,
            outbox.is_final((x ->> 'status')::integer) AND NOT coalesce((x ->> 'retry')::boolean, false) AS final
@@ -123,6 +124,7 @@ GRANT EXECUTE ON FUNCTION outbox.record_deliveries(text, jsonb, integer) TO insu
 -- release: give rows leased by `worker` back to the queue at once (a clean shutdown).
 CREATE FUNCTION outbox.release(_worker text, _ids bigint[]) RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
+  SELECT insurance.require_role('insurance_service');
   WITH upd AS (
     UPDATE outbox.http_requests r SET lease_until = NULL, leased_by = NULL,
                                       attempts = greatest(r.attempts - 1, 0)
