@@ -79,14 +79,15 @@ CREATE INDEX integration_emissions_event_id_idx ON insurance.integration_emissio
 -- nextCursor is the after_id of the next page, or NULL on the last one.
 -- A status filter reads each status's newest rows through (status, id DESC), one status at a
 -- time, and merges them (PostgreSQL 15 gives no ordered index scan for `= ANY`, and reading by
--- id until a page of a rare status is full reads the table: DESIGN.md §7, issue 23); each call
--- is planned with its values (force_custom_plan), so that a filter given as NULL folds away.
--- enable_sort = off: the dashboard's policy compares claims the planner cannot see, which it
--- estimates at 0.5% of the rows; it then believes a status has a few rows and sorts all of
--- them (through the partial due index, for FAILED) instead of reading 51 in id order.
+-- id until a page of a rare status is full reads the table: DESIGN.md §7, issue 23).
+-- Planned once per session (force_generic_plan: left to the plan cache, the status query was
+-- planned again on every call, which doubled its cost), and enable_sort = off: the dashboard's
+-- policy compares claims the planner cannot see, which it estimates at 0.5% of the rows; it
+-- then believes a status has a few rows and sorts all of them instead of reading 51 in id
+-- order (a generic plan cannot take the partial due index of FAILED rows either).
 CREATE FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamptz,
                                          _until timestamptz, _after_id bigint, _limit integer) RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path = '' SET plan_cache_mode = force_custom_plan SET enable_sort = off AS $$
+LANGUAGE plpgsql STABLE SET search_path = '' SET plan_cache_mode = force_generic_plan SET enable_sort = off AS $$
 DECLARE
   _rows insurance.integration_emissions[];
   _ids bigint[] := '{}';

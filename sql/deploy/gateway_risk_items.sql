@@ -35,48 +35,47 @@ SELECT r.id, r.uid, r.policy_uid,
       FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id) AS b ON true;
 COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answers them; RLS of the caller applies';
 
--- _window_ids(after, offset, count, policy): the ids of a page of the caller's items in id order
--- (RLS: the channel's own), after id `after`, optionally of one policy. Planned for each call
--- (force_custom_plan) so that the planner sees the LIMIT and a NULL filter folds away: the ids
--- come from the (channel_id, id) or (channel_id, policy_uid) index however full the channel.
--- A function of its own so that only this small statement is planned each time, and the
--- documents' statement of the callers keeps its cached plan.
-CREATE FUNCTION gateway._window_ids(_after bigint, _offset integer, _count integer, _policy text) RETURNS bigint[]
-LANGUAGE plpgsql STABLE SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
-BEGIN
-  RETURN ARRAY(SELECT r.id FROM insurance.risk_items r
-                WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
-                ORDER BY r.id OFFSET _offset LIMIT _count);
-END
-$$;
-COMMENT ON FUNCTION gateway._window_ids(bigint, integer, integer, text) IS
-  'The ids of the caller''s items after _after (NULL: from the start), optionally of policy _policy, in id order, '
-  'skipping _offset and returning at most _count: bigint[]. Reads only those through an index. Channel role '
-  '(list_risk_items, page_risk_items).';
-REVOKE ALL ON FUNCTION gateway._window_ids(bigint, integer, integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gateway._window_ids(bigint, integer, integer, text) TO insurance_channel;
-
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
 -- checks the window (0 <= from <= to, at most 100 items).
--- Flat however many items the channel holds (DESIGN.md §7, issue 23): the window's ids come
--- from an index (_window_ids); the total is the channel's count kept by the triggers of
--- risk_items, or, for one policy, a count of that policy's few items. The documents are
--- looked up by key for the window's rows only. A deep window still reads the rows before it (OFFSET): v2's cursor does not.
+-- Flat however many items the channel holds (DESIGN.md §7, issue 23), and planned once per
+-- session (force_generic_plan: a plan made again on every call cost as much as the query):
+-- - the window's ids come from the (channel_id, id) or (channel_id, policy_uid) index under a
+--   LIMIT the generic plan sees (100, the largest window; the array is then cut to the
+--   window). A window that does not start at 0 goes through EXECUTE, planned with its
+--   values (an OFFSET it could not see would be planned as 10% of the rows); it still
+--   reads the rows before it: v2's cursor does not.
+-- - the total is the channel's count kept by the triggers of risk_items, or, for one policy,
+--   a count of that policy's few items;
+-- - the documents are looked up by key for the window's rows only.
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _reply gateway.reply;
   _ids bigint[];
   _total bigint;
+  -- The policy's own condition, spelled out for the planner (RLS still decides): a generic
+  -- plan then reads the (channel_id, id) range, not the primary key filtered by channel.
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
   _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  _ids := gateway._window_ids(NULL, _from, _to - _from + 1, _policy);
+  IF _from > 0 THEN
+    EXECUTE pg_catalog.format(
+      'SELECT ARRAY(SELECT r.id FROM insurance.risk_items r WHERE $1 IS NULL OR r.policy_uid = $1
+                     ORDER BY r.id OFFSET %s LIMIT %s)', _from, _to - _from + 1)
+      INTO _ids USING _policy;
+  ELSIF _policy IS NULL THEN
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r WHERE r.channel_id = _channel
+                    ORDER BY r.id LIMIT 100))[1:_to + 1];
+  ELSE
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r WHERE r.channel_id = _channel AND r.policy_uid = _policy
+                    ORDER BY r.id LIMIT 100))[1:_to + 1];
+  END IF;
   IF _policy IS NULL THEN
     _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
   ELSE
@@ -85,8 +84,8 @@ BEGIN
   _reply.data := pg_catalog.jsonb_build_object(
     'items', coalesce((SELECT pg_catalog.jsonb_agg(
                                 (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
-                                ORDER BY page.id)
-                         FROM pg_catalog.unnest(_ids) AS page(id)), '[]'),
+                                ORDER BY page.n)
+                         FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS page(id, n)), '[]'),
     'total', _total, 'from', _from, 'to', _to);
   RETURN _reply;
 END
@@ -98,32 +97,41 @@ COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
 -- page_risk_items(limit, page_size, after, policy): keyset pagination (gateway v2): up to
 -- page_size items with an id after `after` (NULL: from the start), the total count and
 -- `nextCursor` (the last id as 8 bytes in unpadded base64url, NULL on the last page),
--- which the app decodes back into `after`. Flat as list_risk_items is: an index range
--- (_window_ids) and the kept count.
+-- which the app decodes back into `after`. Flat and planned once, as list_risk_items: an
+-- index range from `after` under a LIMIT the generic plan sees (101: the largest page and
+-- one more), and the kept count.
 CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _reply gateway.reply;
   _ids bigint[];
   _total bigint;
+  -- Ids start at 1. A plain variable, not coalesce() in the query: under the channel's policy
+  -- only a leakproof comparison with a parameter may become an index condition.
+  _start bigint := coalesce(_after, 0);
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;  -- as in list_risk_items
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
   _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  _ids := gateway._window_ids(_after, 0, _page_size + 1, _policy);
   IF _policy IS NULL THEN
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r WHERE r.channel_id = _channel AND r.id > _start
+                    ORDER BY r.id LIMIT 101))[1:_page_size + 1];
     _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
   ELSE
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r
+                    WHERE r.channel_id = _channel AND r.policy_uid = _policy AND r.id > _start
+                    ORDER BY r.id LIMIT 101))[1:_page_size + 1];
     _total := (SELECT count(*) FROM insurance.risk_items r WHERE r.policy_uid = _policy);
   END IF;
   _reply.data := pg_catalog.jsonb_build_object(
     'items', coalesce((SELECT pg_catalog.jsonb_agg(
                                 (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
-                                ORDER BY page.id)
-                         FROM pg_catalog.unnest(_ids[1:_page_size]) AS page(id)), '[]'),
+                                ORDER BY page.n)
+                         FROM pg_catalog.unnest(_ids[1:_page_size]) WITH ORDINALITY AS page(id, n)), '[]'),
     'total', _total,
     'nextCursor', CASE WHEN pg_catalog.cardinality(_ids) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
                     pg_catalog.int8send(_ids[_page_size]), 'base64'), '+/=', '-_') END);
