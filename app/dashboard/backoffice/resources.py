@@ -182,6 +182,13 @@ class Pages:
         self._render(resp, "audit.html", req, user, page=page,
                      next_url=f"/backoffice/audit?cursor={page['nextCursor']}" if page["nextCursor"] else None)
 
+    async def unknown(self, req, resp) -> None:
+        """A page that does not exist: the HTML not-found page (a browser shows it), with the
+        navigation when the session is live; never the API's JSON."""
+        identity = await auth.session_identity(self.services.db, req)
+        user = orjson.loads(identity.claims_json) if identity else None
+        self._render(resp, "not_found.html", req, user, status=404, what="This page")
+
     async def _found(self, claims: db.Identity, function: str, *args: Any) -> Any:
         """The function's answer, or None for PT404 (and for an id that cannot exist)."""
         if None in args:
