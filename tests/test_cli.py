@@ -139,3 +139,15 @@ def test_migrate_applies_outbox_retention(admin):
         assert setting() == "insurance.outbox_retention=3 days"
     finally:
         admin.execute("SELECT insurance.set_outbox_retention('7 days')")
+
+
+def test_the_integration_flags_name_the_slugs_they_take():
+    """Issue 21: `--sales-integration`'s help did not say which slugs exist."""
+    from app.orchestrator.registry import ADAPTERS
+
+    out = " ".join(cli("packages", "create", "--help").stdout.split())
+    for flag in ("--sales-integration SLUG the provider", "--post-sales-integration SLUG the provider"):
+        assert flag in out, out
+    for slug in ADAPTERS:
+        assert out.count(slug) >= 2, (slug, out)
+    assert "Post-sales Integration" in out
