@@ -95,7 +95,7 @@ def call_admin(conn, function: str, *args: Any) -> Any:
 
 def _busy():
     # Imported when needed: the worker uses this module and not the HTTP stack (falcon) that
-    # app.errors brings (README "Memory").
+    # app.errors brings (docs/benchmarks.md "Memory").
     from app.errors import database_busy
     return database_busy()
 
