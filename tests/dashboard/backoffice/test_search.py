@@ -31,12 +31,20 @@ def policy(make_package, make_risk_item, make_emission, make_channel, admin):
 
 async def test_each_kind_of_reference_opens_the_risk_item(client, session, policy):
     item = policy["item"]
-    for query in (item["policy_uid"], item["policy_uid"].lower(), str(item["id"]), str(item["uid"]),
-                  str(policy["failed"]["id"]), policy["sold"]["external_id"], policy["holder"],
-                  policy["beneficiary"].upper(), f"  {item['policy_uid']} "):
+    for query in (item["policy_uid"], item["policy_uid"].lower(), str(item["uid"]), policy["sold"]["external_id"],
+                  policy["holder"], policy["beneficiary"].upper(), f"  {item['policy_uid']} "):
         resp = await client.simulate_get("/backoffice/search", params={"q": query}, headers=cookie(session))
         assert resp.status_code == 303, (query, resp.status_code, resp.text[:300])
         assert resp.headers["location"] == f"/backoffice/risk-items/{item['id']}", query
+    # A number may be this item's id and another item's emission id (or the reverse): then
+    # both are listed, each saying what matched.
+    for query, matched in ((str(item["id"]), "risk item id"), (str(policy["failed"]["id"]), "emission id")):
+        resp = await client.simulate_get("/backoffice/search", params={"q": query}, headers=cookie(session))
+        if resp.status_code == 303:
+            assert resp.headers["location"] == f"/backoffice/risk-items/{item['id']}", query
+        else:
+            row = re.search(rf'<tr><td><a href="/backoffice/risk-items/{item["id"]}">.*?</tr>', resp.text, re.S)
+            assert row and matched in row.group(), (query, resp.text[:500])
 
 
 async def test_several_matches_are_listed_and_none_says_so(client, session, make_risk_item, make_package):
