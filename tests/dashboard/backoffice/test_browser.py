@@ -172,6 +172,7 @@ def test_an_operator_finds_a_policy_then_stops_a_colleague_whose_cookie_is_refus
 
     # 2. A colleague is logged in in another browser session.
     other = page.context.browser.new_context().new_page()
+    other.shots = page.shots
     log_in(other, stack.api, colleague)
     cookie = {c["name"]: c["value"] for c in other.context.cookies()}["dashboard_session"]
     trpc = f"{stack.api}/api/trpc/integrationEmissions.list"
