@@ -105,7 +105,8 @@ def test_the_readme_walkthrough_runs_as_written_twice(tmp_path):
         assert json.loads(line_after(out, "PROVIDER_A received: "))["provider"] == "PROVIDER_A"
         held = json.loads(line_after(out, "the holder's policies: "))   # 3. the holder sees it
         assert [(p["uid"], p["policy_uid"]) for p in held] == [(item, policy)], held
-        assert "back-office: HTTP 200" in out, out                     # 4. the back-office opens
+        page = line_after(out, "back-office: HTTP ")                   # 4. the search opens the policy
+        assert re.fullmatch(r"200 http://127\.0\.0\.1:\d+/backoffice/risk-items/\d+", page), page
     assert policies[0] != policies[1], "each run makes its own policy"
     assert "ops@example.com created" in shells[0].stdout or "ops@example.com exists: kept" in shells[0].stdout
     assert "back-office user ops@example.com exists: kept" in shells[1].stdout
