@@ -1,5 +1,5 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
-.PHONY: setup run test migrate sandbox clean \
+.PHONY: setup run test migrate sandbox clean sql-reference \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc
 
 PORT ?= 8000
@@ -21,6 +21,10 @@ migrate: setup
 ## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
 sandbox: setup
 	@.venv/bin/python -m app sandbox
+
+## docs/sql-reference.md from the catalog of a throwaway database (commit the result).
+sql-reference: setup
+	@.venv/bin/python scripts/sql_reference.py
 
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info
