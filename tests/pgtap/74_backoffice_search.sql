@@ -2,6 +2,7 @@
 -- item, and each is an index lookup: no sequential scan of risk items, beneficiaries or
 -- emissions, on tables filled and analysed as production fills them.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(14);
 
 INSERT INTO insurance.packages (uid, name, sales_integration_slug, post_sales_integration_slug)
@@ -32,8 +33,7 @@ SELECT relname, seq_scan FROM pg_stat_xact_user_tables
  WHERE schemaname = 'insurance' AND relname IN ('risk_items', 'beneficiaries', 'integration_emissions');
 GRANT SELECT ON item, scans_before TO insurance_dashboard;
 
-SELECT set_config('role', 'insurance_dashboard', true),
-       set_config('request.jwt.claims', '{"sub": "1", "role": "dashboard"}', true);
+SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "1", "role": "dashboard"}');
 
 -- A number may be a risk item id and another item's emission id: both are listed then.
 SELECT ok(dashboard.search(q) -> 'items' @> (SELECT jsonb_build_array(jsonb_build_object('riskItemId', id)) FROM item),
@@ -53,11 +53,11 @@ SELECT is((SELECT sum(seq_scan) FROM pg_stat_xact_user_tables
             WHERE schemaname = 'insurance' AND relname IN ('risk_items', 'beneficiaries', 'integration_emissions')),
           (SELECT sum(seq_scan) FROM scans_before),
           'no search scanned the risk items, beneficiaries or emissions: each kind is an index lookup');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
-SELECT set_config('role', 'insurance_holder', true);
+SELECT pg_temp.act_as('insurance_holder', '{"email": "holder.srch-1@pgtap.invalid"}');
 SELECT throws_ok($$SELECT dashboard.search('SRCH-1')$$, '42501', NULL, 'only the dashboard role searches');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -2,6 +2,7 @@
 -- session at once; a new password ends the sessions; sessions end one by one or all; each
 -- change is audited with its result, refusals included.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(16);
 
 INSERT INTO insurance.dashboard_users (email, password_hash)
@@ -10,14 +11,15 @@ INSERT INTO insurance.dashboard_sessions (token_hash, user_id, expires_at)
 SELECT public.digest('people-' || n, 'sha256'), u.id, now() + interval '1 hour'
   FROM insurance.dashboard_users u, generate_series(1, 3) AS n WHERE u.email = 'leaver@pgtap.invalid';
 
+-- Whether the session's cookie still passes, asked as the dashboard role does at each request.
 CREATE FUNCTION pg_temp.live(_n int) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM set_config('role', 'insurance_dashboard', true);
+  PERFORM pg_temp.act_as('insurance_dashboard');
   PERFORM dashboard.session_claims_or_deny(public.digest('people-' || _n, 'sha256'));
-  RESET ROLE;
+  PERFORM pg_temp.as_operator();
   RETURN true;
 EXCEPTION WHEN SQLSTATE 'PT401' THEN
-  RESET ROLE;
+  PERFORM pg_temp.as_operator();
   RETURN false;
 END
 $$;
