@@ -49,7 +49,7 @@ async def test_a_channel_sells_only_the_packages_it_is_given(client, admin, make
     """`channels create --package` and `channels packages`: another partner's package is 403
     PACKAGE_NOT_ALLOWED (never a 409 that reveals its policy numbers), nothing is created."""
     mine, theirs = make_package(), make_package()
-    done = cli("channels", "create", "--name", "Lane", "--package", mine["uid"])
+    done = cli("channels", "create", "--name", unique("Lane"), "--package", mine["uid"])
     assert done.returncode == 0, done.stderr
     channel = orjson.loads(done.stdout)
     assert channel["packages"] == [mine["uid"]]
@@ -85,7 +85,7 @@ async def test_a_channel_sells_only_the_packages_it_is_given(client, admin, make
 async def test_partner_metadata_may_not_hold_system_owned_keys(client, admin, make_package):
     """metadata.integration is the emission state the dashboard shows: a partner cannot fake it."""
     package = make_package()
-    channel = orjson.loads(cli("channels", "create", "--name", "Faker", "--package", package["uid"]).stdout)
+    channel = orjson.loads(cli("channels", "create", "--name", unique("Faker"), "--package", package["uid"]).stdout)
     token = (await client.simulate_get(api("v1", "auth/authorize"), headers={"x-api-key": channel["apiKey"]})
              ).json["data"]["access_token"]
     body = {"package_uid": package["uid"], "policy_uid": "FAKE-1", "variant": "travel", "insured_subject": {},
