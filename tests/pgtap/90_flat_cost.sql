@@ -100,7 +100,10 @@ SELECT set_config('role', 'insurance_channel', true),
 SELECT pg_temp.mark();
 SELECT is((gateway.list_risk_items(0, 0, 9, NULL)).data::jsonb -> 'total', '40000'::jsonb, 'v1 list: the total');
 SELECT is(pg_temp.seq_scans('insurance.risk_items'), 0::bigint, 'v1 list: no sequential scan of the risk items');
-SELECT cmp_ok(pg_temp.reads_since('insurance.risk_items'), '<', 1000::bigint, 'v1 list: does not count the channel');
+-- 5,000 for the pages: their plan may read the primary key in order, filtered by channel, and
+-- then passes the index entries of rows before the channel's first (the other pgTAP files'
+-- rolled-back items, in a fresh suite database about 3,000); counting the channel reads 40,000.
+SELECT cmp_ok(pg_temp.reads_since('insurance.risk_items'), '<', 5000::bigint, 'v1 list: does not count the channel');
 
 SELECT pg_temp.mark();
 SELECT is((gateway.list_risk_items(0, 0, 9, 'flat-123')).data::jsonb -> 'total', '1'::jsonb, 'v1 list of one policy: the total');
@@ -110,7 +113,7 @@ SELECT pg_temp.mark();
 SELECT is(jsonb_array_length((gateway.page_risk_items(0, 10, (SELECT id FROM pg_temp.middle), NULL)).data::jsonb -> 'items'),
           10, 'v2 page in the middle: ten items');
 SELECT is(pg_temp.seq_scans('insurance.risk_items'), 0::bigint, 'v2 page: no sequential scan of the risk items');
-SELECT cmp_ok(pg_temp.reads_since('insurance.risk_items'), '<', 1000::bigint, 'v2 page: does not count the channel');
+SELECT cmp_ok(pg_temp.reads_since('insurance.risk_items'), '<', 5000::bigint, 'v2 page: does not count the channel');
 
 -- The total is a count kept in the same transaction: a new item counts, a deleted one no more.
 SELECT lives_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "flat-pkg", "policy_uid": "flat-new",
