@@ -1,6 +1,6 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 .PHONY: setup run test migrate sandbox clean lint-openapi sql-reference \
-        bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc \
+        bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
         bench-server-limits
 
 PORT ?= 8000
@@ -36,7 +36,7 @@ clean:
 	rm -rf .venv .pytest_cache build *.egg-info
 
 # Benchmarks: each measures its yardstick in the same run and prints the ratio.
-bench: bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc
+bench: bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements
 
 ## GET /api/postsales/v1/me/risk-items against the bare Falcon + asyncpg yardstick.
 bench-postsales: setup
@@ -50,10 +50,12 @@ bench-gateway: setup
 bench-orchestrator: setup
 	@.venv/bin/python bench/orchestrator.py
 
-## Emissions per second end to end (1 and 2 workers) against procrastinate and pgbench;
+## Emissions per second end to end (1 and 2 workers) against procrastinate, Graphile Worker (npm) and pgbench;
 ## `make bench-emissions ARGS="--api-workers 2"` also runs them with two API processes.
 bench-emissions: setup
 	@.venv/bin/python -c 'import procrastinate' 2>/dev/null || .venv/bin/pip install -q -e '.[bench]'
+	@test -x bench/graphile/node_modules/.bin/graphile-worker || \
+	  npm ci --prefix bench/graphile --no-audit --no-fund --loglevel=error
 	@.venv/bin/python bench/emissions.py $(ARGS)
 
 ## tRPC queries behind a session cookie against the bare endpoint.
@@ -63,3 +65,13 @@ bench-trpc: setup
 ## The request limits of app/server.py against uvicorn's plain httptools (and h11), on /healthz.
 bench-server-limits: setup
 	@.venv/bin/python -m bench.server_limits
+
+## Each operation (claim, record, every list page, a scrape) on an empty database and on one
+## filled as a year of production fills it (a million rows of each kind), side by side;
+## `make bench-scale ARGS="--scale 0.1"` for a quick run.
+bench-scale: setup
+	@.venv/bin/python -m bench.scale $(ARGS)
+
+## SQL statements and round trips that one emission costs (auto_explain counts the nested ones).
+bench-statements: setup
+	@.venv/bin/python -m bench.statements $(ARGS)

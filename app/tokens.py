@@ -7,6 +7,8 @@ the token): pyjwt's verify costs about a third of a simple route's budget here.
 """
 from __future__ import annotations
 
+import base64
+import hmac
 import secrets
 import time
 from typing import Any
@@ -19,6 +21,24 @@ from app.db import SERVICE, Identity
 ALGORITHM = "HS256"
 LEEWAY_SECONDS = 10
 ISSUER = "insurance-backend"
+
+
+def _b64(raw: bytes) -> bytes:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=")
+
+
+# The JOSE header pyjwt writes for HS256 (its keys sorted): every token of this app has it.
+_HEADER = _b64(b'{"alg":"HS256","typ":"JWT"}')
+
+
+def encode_hs256(payload: dict[str, Any], key: bytes) -> str:
+    """A compact HS256 JWS of `payload`: the header and claims `jwt.encode(payload, key, "HS256")`
+    writes (non-ASCII as UTF-8, where json escapes it), at a fifth of its cost (pyjwt serializes
+    with the json module twice and checks the key's shape on every call; this uses orjson). Issuing a token was
+    the largest piece of the gateway authorize route's own CPU (issue 23, py-spy; see
+    docs/performance.md). Verification stays pyjwt's (`TokenService.verify`)."""
+    signing_input = _HEADER + b"." + _b64(orjson.dumps(payload))
+    return (signing_input + b"." + _b64(hmac.digest(key, signing_input, "sha256"))).decode()
 
 
 def _error(status: int, code: str, message: str):
@@ -77,6 +97,7 @@ class TokenService:
                  cache_size: int = 10_000, role: str | None = None,
                  string_claims: tuple[str, ...] = ()) -> None:
         self._secret = secret
+        self._key = secret.encode()
         self.role = role  # the database role its bearers call SQL as
         self.string_claims = string_claims  # claims a token must carry as strings (post-sales: email)
         self.audience = audience
@@ -93,7 +114,7 @@ class TokenService:
         now = int(time.time())
         payload = {"iss": self.issuer, "aud": self.audience, "sub": subject, "iat": now,
                    "exp": now + self.lifetime, "jti": secrets.token_urlsafe(12), **claims}
-        return jwt.encode(payload, self._secret, algorithm=ALGORITHM)
+        return encode_hs256(payload, self._key)
 
     def verify(self, token: str) -> VerifiedToken:
         cached = self._cache.get(token)

@@ -8,6 +8,7 @@ the risk items in one transaction (the trigger enqueues one /dispatch each) and 
 every emission is SUCCESS. Each emission is two HTTP calls: worker -> API /dispatch -> provider.
 In the same run, on the same database:
   - procrastinate (PyPI) draining as many no-op jobs with 2 worker processes (the peer);
+  - Graphile Worker (npm) draining as many no-op jobs, one process, 16 at once (the horizon);
   - pgbench running the equivalent SQL of one emission (claim + record SUCCESS), the ceiling.
 Prints rates, ratios, and the peak RSS (VmHWM) of the API and the workers.
 """
@@ -76,6 +77,31 @@ def wait_count(conn: psycopg.Connection, sql: str, args: tuple, want: int, timeo
             return
         time.sleep(0.05)
     raise SystemExit(f"timed out: {sql}")
+
+
+GRAPHILE_DIR = ROOT / "bench" / "graphile"
+
+
+def graphile_worker_rate(admin_url: str, conn: psycopg.Connection, jobs: int) -> float:
+    """Graphile Worker (npm, installed in bench/graphile/node_modules by `make bench-emissions`):
+    one process running 16 jobs at once drains `jobs` no-op jobs queued in one transaction;
+    jobs per second, from the commit until its queue is empty (it deletes a job when done)."""
+    cli = GRAPHILE_DIR / "node_modules" / ".bin" / "graphile-worker"
+    if not cli.exists():
+        raise SystemExit("Graphile Worker is not installed: npm ci --prefix bench/graphile (make bench-emissions does)")
+    subprocess.run([str(cli), "-c", admin_url, "--schema-only"], cwd=GRAPHILE_DIR, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen([str(cli), "-c", admin_url, "--jobs", "16"], cwd=GRAPHILE_DIR,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(2)  # node started, tasks loaded, listening
+        conn.execute("SELECT graphile_worker.add_job('noop', '{}'::json) FROM generate_series(1, %s)", (jobs,))
+        t0 = time.perf_counter()
+        wait_count(conn, "SELECT %s - count(*) FROM graphile_worker.jobs", (jobs,), jobs)
+        return jobs / (time.perf_counter() - t0)
+    finally:
+        worker.terminate()
+        worker.wait(10)
 
 
 def main() -> int:
@@ -195,6 +221,9 @@ def main() -> int:
             w.wait()
             procs.remove(w)
 
+        graphile = graphile_worker_rate(admin_url, conn, args.items)
+        print(f"Graphile Worker, 1 process x 16 jobs: {graphile:8.0f}/s (no-op jobs)", flush=True)
+
         # The ceiling: pgbench running one emission's SQL (claim + record SUCCESS) per transaction.
         conn.execute("""INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
                         SELECT %s, 'pgb' || n, 'travel' FROM generate_series(1, 1000) n""", (pkg,))
@@ -215,10 +244,10 @@ COMMIT;
 
         print()
         print(f"items {args.items} per run, sandbox issued {issued} policies; same run: procrastinate {peer:.0f}/s, "
-              f"pgbench {tps:.0f} TPS")
+              f"Graphile Worker {graphile:.0f}/s, pgbench {tps:.0f} TPS")
         for (api_workers, n), (rate, rss) in results.items():
             print(f"  API x{api_workers}, {n} worker(s): {rate:6.0f}/s = {rate / peer:4.2f} x procrastinate, "
-                  f"{rate / tps:4.2f} x pgbench; worker peak RSS {rss:.0f} MB")
+                  f"{rate / graphile:4.2f} x Graphile Worker, {rate / tps:4.2f} x pgbench; worker peak RSS {rss:.0f} MB")
         for api_workers, peaks in api_rss.items():
             print(f"  API x{api_workers} peak RSS (each process): " + ", ".join(f"{mb:.0f} MB" for mb in peaks))
         counts = [int(x) for x in args.workers.split(",")]
@@ -230,6 +259,7 @@ COMMIT;
         from bench.lib import goal
         goal(f"emissions, {max(counts)} workers / pgbench ceiling", top / tps, 0.75)
         goal(f"emissions, {max(counts)} workers / procrastinate no-op jobs", top / peer, 2.5)
+        goal(f"emissions, {max(counts)} workers / Graphile Worker no-op jobs (the horizon)", top / graphile, 1.0)
         goal("worker peak RSS", max(rss for _, rss in results.values()), 48, at_most=True, unit=" MB")
         goal("API peak RSS", max(max(p) for p in api_rss.values()), 64, at_most=True, unit=" MB")
     finally:

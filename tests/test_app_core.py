@@ -177,3 +177,15 @@ def test_a_secrets_file_missing_names_is_completed_through_a_fresh_private_file(
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
     assert not (tmp_path / "elsewhere").exists(), "nothing written through the planted name"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".env.development", planted.name]
+
+
+async def test_the_root_is_a_landing_page_and_docs_and_api_lead_to_it(client):
+    """Issue 21: `/`, `/docs` and `/api` answered a bare 404 to a newcomer's browser."""
+    resp = await client.simulate_get("/")
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/html")
+    for link in ('href="/openapi.json"', 'href="/backoffice"', 'href="/metrics"', 'href="/healthz"'):
+        assert link in resp.text, link
+    assert "https://" not in resp.text, "nothing loaded from a CDN"
+    for path in ("/docs", "/api"):
+        moved = await client.simulate_get(path)
+        assert moved.status_code == 302 and moved.headers["location"] == "/", path

@@ -1,4 +1,4 @@
-"""`channels create | list | revoke | rotate | packages`: partner channels and their API keys.
+"""`channels create | list | revoke | rotate | packages | branches`: partner channels and their API keys.
 
 The API key is printed once, when created or rotated; the database keeps only its SHA-256.
 A channel sells only the packages it is given (`--package`; `channels packages` changes them).
@@ -12,8 +12,7 @@ import secrets
 
 import orjson
 
-from app.cli import actor, add_actor, admin, admin_connection, command_group, fail, json_object_arg, print_json
-from app.db import call_admin
+from app.cli import actor, add_actor, admin, command_group, json_object_arg, print_json
 from app.gateway import BRANCHES
 API_KEY_PREFIX = "ik_"
 
@@ -24,19 +23,20 @@ def new_api_key() -> tuple[str, bytes]:
 
 
 def create(args) -> int:
+    """One SQL call: an unknown package or a name in use refuses the whole channel, and the
+    refusal stays in the audit log."""
     key, key_hash = new_api_key()
     branches = list(dict.fromkeys(args.branch or ["v1"]))
-    # One transaction: a refused package leaves no channel behind.
-    with admin_connection() as conn:
-        row = call_admin(conn, "admin.create_channel", actor(args), args.name, branches, key_hash,
-                         orjson.dumps(args.ia_keys or {}).decode(),
-                         orjson.dumps(args.integration_payload or {}).decode())
-        sold = row if "error" in row else call_admin(conn, "admin.set_channel_packages", actor(args), row["id"],
-                                                     list(dict.fromkeys(args.package or [])))
-        if "error" in sold:
-            conn.rollback()
-            fail(sold["message"])
-    print_json({**row, "packages": sold["packages"], "apiKey": key})
+    row = admin("admin.create_channel", actor(args), args.name, branches, key_hash,
+                orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(args.integration_payload or {}).decode(),
+                list(dict.fromkeys(args.package or [])))
+    print_json({**row, "apiKey": key})
+    return 0
+
+
+def branches(args) -> int:
+    """Replaces the branches a channel may use; tokens of a branch taken away stop at once."""
+    print_json(admin("admin.set_channel_branches", actor(args), args.id, list(dict.fromkeys(args.branch))))
     return 0
 
 
@@ -66,6 +66,7 @@ def rotate(args) -> int:
 
 
 def _name(value: str) -> str:
+    value = value.strip()
     if not 1 <= len(value) <= 200:
         raise argparse.ArgumentTypeError("a channel name has 1 to 200 characters")
     return value
@@ -92,7 +93,13 @@ def register(subparsers) -> None:
                    help="a package the channel may sell; repeatable (without any, it sells none)")
     add_actor(p)
     p.set_defaults(func=create)
-    p = channels.add_parser("list", help="list channels (never their keys)")
+    p = channels.add_parser("branches", help="set the gateway branches a channel may use (replaces the list)")
+    p.add_argument("--id", required=True, type=_uuid)
+    p.add_argument("--branch", action="append", required=True, choices=tuple(BRANCHES),
+                   help="a gateway branch the channel may use; repeatable, at least one")
+    add_actor(p)
+    p.set_defaults(func=branches)
+    p = channels.add_parser("list", help="list channels with their branches and packages (never their keys)")
     p.set_defaults(func=list_channels)
     p = channels.add_parser("revoke", help="revoke a channel: its key and tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)

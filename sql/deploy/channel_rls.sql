@@ -26,4 +26,10 @@ CREATE POLICY beneficiaries_insert_channel ON insurance.beneficiaries
   FOR INSERT TO insurance_channel
   WITH CHECK (EXISTS (SELECT FROM insurance.risk_items r WHERE r.id = risk_item_id));
 
+-- Its own item count (the gateway lists' total).
+GRANT SELECT ON insurance.channel_item_counts TO insurance_channel;
+CREATE POLICY channel_item_counts_select_channel ON insurance.channel_item_counts
+  FOR SELECT TO insurance_channel
+  USING (channel_id = (SELECT insurance.claim('sub'))::uuid);
+
 COMMIT;

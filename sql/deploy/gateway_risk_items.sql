@@ -37,34 +37,56 @@ COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answer
 
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
--- checks the window (0 <= from <= to, at most 100 items). One scan gives both the window
--- and the total (count(*) OVER () runs before OFFSET/LIMIT); only a window past the end
--- needs a second count. The documents are looked up by key for the window's rows only
--- (a scalar subquery per row, never a join over all of the channel's items).
+-- checks the window (0 <= from <= to, at most 100 items).
+-- Flat however many items the channel holds (DESIGN.md §7, issue 23), and planned once per
+-- session (force_generic_plan: a plan made again on every call cost as much as the query):
+-- - the window's ids come from the (channel_id, id) or (channel_id, policy_uid) index under a
+--   LIMIT the generic plan sees (100, the largest window; the array is then cut to the
+--   window). A window that does not start at 0 goes through EXECUTE, planned with its
+--   values (an OFFSET it could not see would be planned as 10% of the rows); it still
+--   reads the rows before it: v2's cursor does not.
+-- - the total is the channel's count kept by the triggers of risk_items, or, for one policy,
+--   a count of that policy's few items;
+-- - the documents are looked up by key for the window's rows only.
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _reply gateway.reply;
-  _items jsonb;
+  _ids bigint[];
   _total bigint;
+  -- The policy's own condition, spelled out for the planner (RLS still decides): a generic
+  -- plan then reads the (channel_id, id) range, not the primary key filtered by channel.
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
   _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT coalesce(pg_catalog.jsonb_agg(
-           (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id) ORDER BY page.id), '[]'),
-         max(page.total)
-    INTO _items, _total
-    FROM (SELECT r.id, count(*) OVER () AS total FROM insurance.risk_items r
-           WHERE _policy IS NULL OR r.policy_uid = _policy
-           ORDER BY r.id OFFSET _from LIMIT _to - _from + 1) AS page;
-  IF _total IS NULL THEN
-    SELECT count(*) INTO _total FROM insurance.risk_items r WHERE _policy IS NULL OR r.policy_uid = _policy;
+  IF _from > 0 THEN
+    EXECUTE pg_catalog.format(
+      'SELECT ARRAY(SELECT r.id FROM insurance.risk_items r WHERE $1 IS NULL OR r.policy_uid = $1
+                     ORDER BY r.id OFFSET %s LIMIT %s)', _from, _to - _from + 1)
+      INTO _ids USING _policy;
+  ELSIF _policy IS NULL THEN
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r WHERE r.channel_id = _channel
+                    ORDER BY r.id LIMIT 100))[1:_to + 1];
+  ELSE
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r WHERE r.channel_id = _channel AND r.policy_uid = _policy
+                    ORDER BY r.id LIMIT 100))[1:_to + 1];
   END IF;
-  _reply.data := pg_catalog.jsonb_build_object('items', _items, 'total', _total, 'from', _from, 'to', _to);
+  IF _policy IS NULL THEN
+    _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
+  ELSE
+    _total := (SELECT count(*) FROM insurance.risk_items r WHERE r.policy_uid = _policy);
+  END IF;
+  _reply.data := pg_catalog.jsonb_build_object(
+    'items', coalesce((SELECT pg_catalog.jsonb_agg(
+                                (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                                ORDER BY page.n)
+                         FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS page(id, n)), '[]'),
+    'total', _total, 'from', _from, 'to', _to);
   RETURN _reply;
 END
 $$;
@@ -75,31 +97,44 @@ COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
 -- page_risk_items(limit, page_size, after, policy): keyset pagination (gateway v2): up to
 -- page_size items with an id after `after` (NULL: from the start), the total count and
 -- `nextCursor` (the last id as 8 bytes in unpadded base64url, NULL on the last page),
--- which the app decodes back into `after`.
+-- which the app decodes back into `after`. Flat and planned once, as list_risk_items: an
+-- index range from `after` under a LIMIT the generic plan sees (101: the largest page and
+-- one more), and the kept count.
 CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
 RETURNS gateway.reply
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _reply gateway.reply;
+  _ids bigint[];
+  _total bigint;
+  -- Ids start at 1. A plain variable, not coalesce() in the query: under the channel's policy
+  -- only a leakproof comparison with a parameter may become an index condition.
+  _start bigint := coalesce(_after, 0);
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;  -- as in list_risk_items
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
   _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT pg_catalog.jsonb_build_object(
-           'items', coalesce(pg_catalog.jsonb_agg(
-                               (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
-                               ORDER BY page.id) FILTER (WHERE page.n <= _page_size), '[]'),
-           'total', (SELECT count(*) FROM insurance.risk_items r
-                      WHERE _policy IS NULL OR r.policy_uid = _policy),
-           'nextCursor', CASE WHEN count(*) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
-                           pg_catalog.int8send(max(page.id) FILTER (WHERE page.n <= _page_size)), 'base64'),
-                           '+/=', '-_') END)
-    INTO _reply.data
-    FROM (SELECT r.id, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
-           WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
-           ORDER BY r.id LIMIT _page_size + 1) AS page;
+  IF _policy IS NULL THEN
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r WHERE r.channel_id = _channel AND r.id > _start
+                    ORDER BY r.id LIMIT 101))[1:_page_size + 1];
+    _total := coalesce((SELECT c.count FROM insurance.channel_item_counts c), 0);  -- RLS: its own row
+  ELSE
+    _ids := (ARRAY(SELECT r.id FROM insurance.risk_items r
+                    WHERE r.channel_id = _channel AND r.policy_uid = _policy AND r.id > _start
+                    ORDER BY r.id LIMIT 101))[1:_page_size + 1];
+    _total := (SELECT count(*) FROM insurance.risk_items r WHERE r.policy_uid = _policy);
+  END IF;
+  _reply.data := pg_catalog.jsonb_build_object(
+    'items', coalesce((SELECT pg_catalog.jsonb_agg(
+                                (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                                ORDER BY page.n)
+                         FROM pg_catalog.unnest(_ids[1:_page_size]) WITH ORDINALITY AS page(id, n)), '[]'),
+    'total', _total,
+    'nextCursor', CASE WHEN pg_catalog.cardinality(_ids) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
+                    pg_catalog.int8send(_ids[_page_size]), 'base64'), '+/=', '-_') END);
   RETURN _reply;
 END
 $$;
@@ -107,9 +142,10 @@ COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
   'Admits the call and answers up to _page_size of the channel''s items after id _after (keyset, '
   'gateway v2), optionally of one policy uid, with total and nextCursor: a gateway.reply. Channel role.';
 
--- get_risk_item(limit, uid): one item of the channel, or PT404 RISK_ITEM_NOT_FOUND (also
--- for another channel's item: RLS hides it).
-CREATE FUNCTION gateway.get_risk_item(_limit integer, _uid uuid) RETURNS gateway.reply
+-- get_risk_item(limit, id, uid): one item of the channel, named by its integer id (as the
+-- create answer carries it) or its uid (both: they must name the same item), or PT404
+-- RISK_ITEM_NOT_FOUND (also for another channel's item: RLS hides it).
+CREATE FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -119,15 +155,16 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d WHERE d.uid = _uid;
+  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d
+   WHERE (_id IS NOT NULL OR _uid IS NOT NULL) AND (_id IS NULL OR d.id = _id) AND (_uid IS NULL OR d.uid = _uid);
   IF _reply.data IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'RISK_ITEM_NOT_FOUND';
   END IF;
   RETURN _reply;
 END
 $$;
-COMMENT ON FUNCTION gateway.get_risk_item(integer, uuid) IS
-  'Admits the call and answers the channel''s item _uid: a gateway.reply; raises PT404 '
+COMMENT ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) IS
+  'Admits the call and answers the channel''s item named by _id or _uid: a gateway.reply; raises PT404 '
   'RISK_ITEM_NOT_FOUND (also for another channel''s item). Channel role.';
 
 GRANT SELECT ON gateway.risk_item_documents TO insurance_channel;
@@ -331,10 +368,10 @@ GRANT EXECUTE ON FUNCTION gateway._broken_rules(regclass, jsonb), gateway._shape
   TO insurance_channel;
 REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
   gateway.page_risk_items(integer, integer, bigint, text),
-  gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
+  gateway.get_risk_item(integer, bigint, uuid), gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
   gateway.page_risk_items(integer, integer, bigint, text),
-  gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb)
+  gateway.get_risk_item(integer, bigint, uuid), gateway.create_risk_item(integer, jsonb)
   TO insurance_channel, insurance_app;
 
 COMMIT;

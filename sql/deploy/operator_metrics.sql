@@ -4,8 +4,9 @@
 -- requires: scheduled_jobs
 -- requires: account_ceilings
 -- The database's gauges for GET /metrics, read in one call at scrape time. Every part is an
--- index lookup or a small table: the pending and the dead outbox rows through their partial
--- indexes, the emission totals from insurance.emission_counts, the sweep's heartbeat row.
+-- index lookup or a small table, however full the tables (DESIGN.md §7): the pending and dead
+-- outbox rows from outbox.request_counts, the oldest pending row through the pending index, the
+-- emission totals from insurance.emission_counts, the sweep's heartbeat row.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
@@ -16,15 +17,17 @@ SET LOCAL ROLE insurance_owner;
 -- (0 when none is due; a row delayed into the future is not late).
 CREATE FUNCTION insurance.read_metrics() RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _outbox record;
 BEGIN
   PERFORM insurance.require_role('insurance_service');
+  SELECT * INTO _outbox FROM outbox._fold_request_counts();
   RETURN pg_catalog.jsonb_build_object(
-    'outboxPending', (SELECT count(*) FROM outbox.http_requests r
-                       WHERE r.delivered_at IS NULL AND r.dead_at IS NULL),
+    'outboxPending', _outbox.pending,
     'outboxOldestPendingAgeSeconds', coalesce(greatest(0, extract(epoch FROM pg_catalog.now() - (
         SELECT min(r.deliver_after) FROM outbox.http_requests r
          WHERE r.delivered_at IS NULL AND r.dead_at IS NULL))), 0),
-    'outboxDead', (SELECT count(*) FROM outbox.http_requests r WHERE r.dead_at IS NOT NULL),
+    'outboxDead', _outbox.dead,
     'emissions', insurance.fold_emission_counts(),
     'retrySweepLastRunAt', (SELECT extract(epoch FROM j.last_run_at) FROM insurance.job_runs j
                              WHERE j.job = 'retry_sweep'),

@@ -79,4 +79,82 @@ REVOKE ALL ON FUNCTION outbox._mark_batch() FROM PUBLIC;
 CREATE TRIGGER http_requests_mark_batch BEFORE INSERT ON outbox.http_requests
   FOR EACH ROW EXECUTE FUNCTION outbox._mark_batch();
 
+-- How many rows are pending (not delivered, not dead) and dead, for the metrics scrape, without
+-- counting the table (DESIGN.md §7: a backlog of a million rows must not make a scrape slow).
+-- Statement triggers append one delta row per state a statement changes (append-only: the
+-- workers and the emission transactions never wait on a shared counter row);
+-- outbox._fold_request_counts() moves the deltas into the totals when the gauges are read.
+CREATE TABLE outbox.request_counts (
+  state text PRIMARY KEY CHECK (state IN ('pending', 'dead')),
+  count bigint NOT NULL
+);
+COMMENT ON TABLE outbox.request_counts IS
+  'Rows of http_requests pending (not delivered, not dead) and dead, folded from request_count_deltas';
+CREATE TABLE outbox.request_count_deltas (
+  state text NOT NULL CHECK (state IN ('pending', 'dead')),
+  delta integer NOT NULL
+);
+COMMENT ON TABLE outbox.request_count_deltas IS
+  'Changes of request_counts written by the statement triggers of http_requests, not yet folded';
+ALTER TABLE outbox.request_counts ENABLE ROW LEVEL SECURITY;        -- no policy: through the functions only
+ALTER TABLE outbox.request_count_deltas ENABLE ROW LEVEL SECURITY;
+INSERT INTO outbox.request_counts (state, count) VALUES ('pending', 0), ('dead', 0);
+
+CREATE FUNCTION outbox._count_requests() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO outbox.request_count_deltas (state, delta)
+    SELECT d.state, count(*) FROM (
+      SELECT CASE WHEN n.dead_at IS NOT NULL THEN 'dead' WHEN n.delivered_at IS NULL THEN 'pending' END AS state
+        FROM new_rows n) d
+     WHERE d.state IS NOT NULL GROUP BY d.state;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO outbox.request_count_deltas (state, delta)
+    SELECT d.state, -count(*) FROM (
+      SELECT CASE WHEN o.dead_at IS NOT NULL THEN 'dead' WHEN o.delivered_at IS NULL THEN 'pending' END AS state
+        FROM old_rows o) d
+     WHERE d.state IS NOT NULL GROUP BY d.state;
+  ELSE  -- the net change of each state: a claim changes none and writes nothing
+    INSERT INTO outbox.request_count_deltas (state, delta)
+    SELECT d.state, sum(d.delta) FROM (
+      SELECT CASE WHEN n.dead_at IS NOT NULL THEN 'dead' WHEN n.delivered_at IS NULL THEN 'pending' END AS state,
+             1 AS delta
+        FROM new_rows n
+      UNION ALL
+      SELECT CASE WHEN o.dead_at IS NOT NULL THEN 'dead' WHEN o.delivered_at IS NULL THEN 'pending' END, -1
+        FROM old_rows o) d
+     WHERE d.state IS NOT NULL GROUP BY d.state HAVING sum(d.delta) <> 0;
+  END IF;
+  RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION outbox._count_requests() IS
+  'Statement trigger of http_requests (transition tables): appends the changes of the pending and dead counts '
+  'to request_count_deltas. Trigger only.';
+REVOKE ALL ON FUNCTION outbox._count_requests() FROM PUBLIC;
+
+CREATE TRIGGER http_requests_count_insert AFTER INSERT ON outbox.http_requests
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION outbox._count_requests();
+CREATE TRIGGER http_requests_count_update AFTER UPDATE ON outbox.http_requests
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION outbox._count_requests();
+CREATE TRIGGER http_requests_count_delete AFTER DELETE ON outbox.http_requests
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION outbox._count_requests();
+
+CREATE FUNCTION outbox._fold_request_counts() RETURNS TABLE (pending bigint, dead bigint)
+LANGUAGE plpgsql SET search_path = '' AS $$
+BEGIN
+  WITH folded AS (DELETE FROM outbox.request_count_deltas RETURNING state, delta)
+  UPDATE outbox.request_counts c SET count = c.count + f.delta
+    FROM (SELECT folded.state, sum(folded.delta) AS delta FROM folded GROUP BY folded.state) f
+   WHERE c.state = f.state;
+  RETURN QUERY SELECT (SELECT c.count FROM outbox.request_counts c WHERE c.state = 'pending'),
+                      (SELECT c.count FROM outbox.request_counts c WHERE c.state = 'dead');
+END
+$$;
+COMMENT ON FUNCTION outbox._fold_request_counts() IS
+  'Moves request_count_deltas into request_counts; returns (pending, dead). Two folds at once are safe (a delta '
+  'is deleted, and so counted, once). Called by insurance.read_metrics as its owner.';
+REVOKE ALL ON FUNCTION outbox._fold_request_counts() FROM PUBLIC;
+
 COMMIT;

@@ -39,34 +39,45 @@ COMMENT ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) IS
   'returns its id and NOTIFYs outbox. pg_net''s shape. Service role and SECURITY DEFINER triggers.';
 GRANT EXECUTE ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) TO insurance_service;
 
--- claim_batch: lease up to `size` due rows to `worker`; a row whose lease expired (its worker
+-- claim_batch: lease up to `_size` due rows to `_worker`; a row whose lease expired (its worker
 -- died) is due again, a dead row never is. Returns {"requests": [{id, method, url, headers,
 -- body, attempts}], "nextDueAt": epoch seconds of the next delayed row or null}.
+-- Index-bound however long the queue (DESIGN.md §7, issue 23): a plpgsql body planned for each
+-- call (force_custom_plan), so that the planner sees `LIMIT 25` where a SQL function's
+-- `LIMIT _size` was planned as 10% of the table and its `UPDATE ... FROM due` hash-joined a
+-- sequential scan of every pending row; the rows are picked first and updated by key.
 CREATE FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) RETURNS jsonb
-LANGUAGE sql SET search_path = '' AS $$
-  SELECT insurance.require_role('insurance_service');
-  WITH due AS (
-    SELECT r.id FROM outbox.http_requests r
-     WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
-       AND (r.lease_until IS NULL OR r.lease_until < pg_catalog.now())
-     ORDER BY r.deliver_after
-     LIMIT _size
-     FOR UPDATE SKIP LOCKED
-  ), leased AS (
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
+DECLARE
+  _ids bigint[];
+  _claimed jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_service');
+  _ids := ARRAY(SELECT r.id FROM outbox.http_requests r
+                 WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
+                   AND (r.lease_until IS NULL OR r.lease_until < pg_catalog.now())
+                 ORDER BY r.deliver_after
+                 LIMIT _size
+                 FOR UPDATE SKIP LOCKED);
+  WITH leased AS (
     UPDATE outbox.http_requests r
        SET lease_until = pg_catalog.now() + pg_catalog.make_interval(secs => _lease_seconds),
            leased_by = _worker, attempts = r.attempts + 1
-      FROM due WHERE r.id = due.id
+     WHERE r.id = ANY (_ids)
     RETURNING r.id, r.method, r.url, r.headers, r.body, r.attempts
   )
   SELECT pg_catalog.jsonb_build_object(
     'requests', coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.to_jsonb(l) ORDER BY l.id) FROM leased l), '[]'),
-    'nextDueAt', (SELECT extract(epoch FROM min(r.deliver_after)) FROM outbox.http_requests r
-                   WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after > pg_catalog.now()))
+    'nextDueAt', (SELECT extract(epoch FROM r.deliver_after) FROM outbox.http_requests r
+                   WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after > pg_catalog.now()
+                   ORDER BY r.deliver_after LIMIT 1))
+    INTO _claimed;
+  RETURN _claimed;
+END
 $$;
 COMMENT ON FUNCTION outbox.claim_batch(text, integer, integer) IS
-  'Leases up to size due rows to worker for lease_seconds (attempts + 1); returns {requests: [{id, method, url, headers, '
-  'body, attempts}], nextDueAt}. The worker (service role).';
+  'Leases up to _size due rows to _worker for _lease_seconds (attempts + 1), reading only those rows; returns '
+  '{requests: [{id, method, url, headers, body, attempts}], nextDueAt}. The worker (service role).';
 GRANT EXECUTE ON FUNCTION outbox.claim_batch(text, integer, integer) TO insurance_service, insurance_app;
 
 -- is_final(status): a delivery answered with this status needs no retry (null: no answer came).
@@ -144,9 +155,10 @@ COMMENT ON FUNCTION outbox.list_requests(boolean, integer) IS
 REVOKE ALL ON FUNCTION outbox.list_requests(boolean, integer) FROM PUBLIC;
 
 -- retry_requests: put rows back in the queue, due now with their attempts counted from zero
--- (every dead row with _all_dead). Audited as outbox.retry by `_actor`. Returns
--- [{id, result}] in id order, result one of queued (was dead or waiting), delivered
--- (already done: left alone), not_found.
+-- (every dead row with _all_dead). Audited as outbox.retry by `_actor`, the ids as targets
+-- and each row's outcome in details; the result is ok, or OUTBOX_ROW_NOT_FOUND when an id
+-- names no row (the command line then exits 1). Returns [{id, result}] in id order, result
+-- one of queued (was dead or waiting), delivered (already done: left alone), not_found.
 CREATE FUNCTION outbox.retry_requests(_actor text, _ids bigint[], _all_dead boolean DEFAULT false)
 RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
@@ -169,15 +181,17 @@ BEGIN
            ORDER BY w.id), '[]')
     INTO _out
     FROM wanted w LEFT JOIN upd u ON u.id = w.id LEFT JOIN outbox.http_requests r ON r.id = w.id;
-  PERFORM insurance.record_audit(_actor, 'outbox.retry', _out, 'ok',
-                                 pg_catalog.jsonb_build_object('allDead', _all_dead));
+  PERFORM insurance.record_audit(_actor, 'outbox.retry',
+            coalesce((SELECT pg_catalog.jsonb_agg(o -> 'id') FROM pg_catalog.jsonb_array_elements(_out) AS o), '[]'),
+            CASE WHEN _out @> '[{"result": "not_found"}]' THEN 'OUTBOX_ROW_NOT_FOUND' ELSE 'ok' END,
+            pg_catalog.jsonb_build_object('allDead', _all_dead, 'outcome', _out));
   PERFORM pg_catalog.pg_notify('outbox', '');
   RETURN _out;
 END
 $$;
 COMMENT ON FUNCTION outbox.retry_requests(text, bigint[], boolean) IS
   'Puts rows _ids (and every dead row with _all_dead) back in the queue, due now, attempts from zero; audited as '
-  'outbox.retry by _actor; returns [{id, result: queued|delivered|not_found}]. Operators.';
+  'outbox.retry by _actor (result OUTBOX_ROW_NOT_FOUND when an id names no row); returns [{id, result: queued|delivered|not_found}]. Operators.';
 REVOKE ALL ON FUNCTION outbox.retry_requests(text, bigint[], boolean) FROM PUBLIC;
 
 COMMIT;

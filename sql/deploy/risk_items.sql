@@ -24,6 +24,8 @@ CREATE TABLE insurance.risk_items (
   FOREIGN KEY (package_id, variant) REFERENCES insurance.package_variants (package_id, code)
 );
 CREATE INDEX risk_items_channel_id_idx ON insurance.risk_items (channel_id, id);
+-- A channel's list of one policy (gateway ?policy_uid=): an index range, not the channel's items.
+CREATE INDEX risk_items_channel_policy_idx ON insurance.risk_items (channel_id, policy_uid);
 COMMENT ON TABLE insurance.risk_items IS 'Insured risk items (policies); metadata.integration records the last dispatch';
 
 CREATE FUNCTION insurance.touch_updated_at() RETURNS trigger
@@ -37,6 +39,66 @@ COMMENT ON FUNCTION insurance.touch_updated_at() IS 'BEFORE UPDATE trigger: keep
 
 CREATE TRIGGER risk_items_touch_updated_at BEFORE UPDATE ON insurance.risk_items
   FOR EACH ROW EXECUTE FUNCTION insurance.touch_updated_at();
+
+-- How many items each channel holds: the gateway lists' `total`, read by key instead of counted
+-- on every request (DESIGN.md §7, issue 23). Kept in the same transaction as the insert, delete
+-- or move of an item. An insert takes the channel's row lock until it commits: inserts of one
+-- channel queue on it for the end of their transactions (measured by bench/scale.py and the
+-- gateway benchmarks; the alternative is emission_counts' append-only deltas, folded on read).
+CREATE TABLE insurance.channel_item_counts (
+  channel_id uuid PRIMARY KEY REFERENCES insurance.channels ON DELETE CASCADE,
+  count      bigint NOT NULL CHECK (count >= 0)
+);
+COMMENT ON TABLE insurance.channel_item_counts IS
+  'Risk items per channel, kept by the triggers of risk_items in the same transaction; no row: none yet';
+ALTER TABLE insurance.channel_item_counts ENABLE ROW LEVEL SECURITY;  -- no policy: through the functions only
+
+CREATE FUNCTION insurance._count_channel_items() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO insurance.channel_item_counts AS c (channel_id, count)
+    SELECT n.channel_id, count(*) FROM new_rows n WHERE n.channel_id IS NOT NULL
+     GROUP BY n.channel_id ORDER BY n.channel_id  -- one lock order: no deadlock between two inserts
+    ON CONFLICT (channel_id) DO UPDATE SET count = c.count + excluded.count;
+  ELSE
+    UPDATE insurance.channel_item_counts c SET count = c.count - d.n
+      FROM (SELECT o.channel_id, count(*) AS n FROM old_rows o WHERE o.channel_id IS NOT NULL
+             GROUP BY o.channel_id) d
+     WHERE c.channel_id = d.channel_id;
+  END IF;
+  RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION insurance._count_channel_items() IS
+  'Statement trigger of risk_items (insert, delete; transition tables): adds or takes the items of each channel '
+  'in channel_item_counts. Trigger only.';
+REVOKE ALL ON FUNCTION insurance._count_channel_items() FROM PUBLIC;
+
+CREATE FUNCTION insurance._move_channel_item() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  UPDATE insurance.channel_item_counts c SET count = c.count - 1 WHERE c.channel_id = OLD.channel_id;
+  INSERT INTO insurance.channel_item_counts AS c (channel_id, count)
+  SELECT NEW.channel_id, 1 WHERE NEW.channel_id IS NOT NULL
+  ON CONFLICT (channel_id) DO UPDATE SET count = c.count + 1;
+  RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION insurance._move_channel_item() IS
+  'Row trigger of risk_items when channel_id changes (an operator moves an item): moves it between the counts '
+  'of channel_item_counts. Trigger only.';
+REVOKE ALL ON FUNCTION insurance._move_channel_item() FROM PUBLIC;
+
+CREATE TRIGGER risk_items_count_insert AFTER INSERT ON insurance.risk_items
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION insurance._count_channel_items();
+CREATE TRIGGER risk_items_count_delete AFTER DELETE ON insurance.risk_items
+  REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION insurance._count_channel_items();
+-- A row trigger: a statement trigger cannot name a column (UPDATE OF) and have transition
+-- tables, and every emission updates its item's metadata.
+CREATE TRIGGER risk_items_count_move AFTER UPDATE OF channel_id ON insurance.risk_items
+  FOR EACH ROW WHEN (OLD.channel_id IS DISTINCT FROM NEW.channel_id)
+  EXECUTE FUNCTION insurance._move_channel_item();
 
 GRANT SELECT, UPDATE (insured_subject) ON insurance.risk_items TO insurance_holder;
 GRANT SELECT, INSERT (package_id, channel_id, policy_uid, variant, insured_subject, metadata, status)

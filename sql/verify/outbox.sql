@@ -4,3 +4,6 @@ SELECT id, method, url, headers, body, deliver_after, attempts, lease_until, lea
   FROM outbox.http_requests WHERE false;
 SELECT url, batch_url FROM outbox.batch_routes WHERE false;
 SELECT 'outbox._mark_batch()'::regprocedure;
+SELECT state, count FROM outbox.request_counts WHERE false;
+SELECT state, delta FROM outbox.request_count_deltas WHERE false;
+SELECT 'outbox._count_requests()'::regprocedure, 'outbox._fold_request_counts()'::regprocedure;

@@ -189,3 +189,13 @@ async def test_notice_shows_known_messages_only(client, session):
     bad_count = await client.simulate_get("/backoffice/emissions", headers=cookie(session),
                                           query_string="notice=emissions-retried&done=2%3Cb%3E&of=3")
     assert bad_count.status_code == 200 and 'role="status"' not in bad_count.text
+
+
+@pytest.mark.parametrize("path", ["/backoffice/nope", "/backoffice/emissions/1/extra", "/backoffice/risk-item/1"])
+async def test_an_unknown_page_answers_the_html_not_found_page(client, session, path):
+    """Issue 21: an operator's mistyped address showed the API's raw JSON in the browser."""
+    for headers in (cookie(session), {}):
+        resp = await client.simulate_get(path, headers=headers)
+        assert resp.status_code == 404 and resp.headers["content-type"].startswith("text/html"), resp.text
+        assert "was not found" in resp.text
+    assert session["email"] in (await get(client, session, path)).text, "with the navigation of a live session"
