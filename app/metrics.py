@@ -188,3 +188,17 @@ def worker_metrics(inflight) -> tuple[Counter, Histogram]:
     gauge.set_function(inflight)
     _worker = (deliveries, claim, gauge)
     return deliveries, claim
+
+
+_webhooks: Counter | None = None
+
+
+def webhook_metrics() -> Counter:
+    """insurance_webhook_deliveries_total{result}: delivered (2xx), failed (another answer,
+    redirects included), timeout, unreachable, refused (an address or URL that may not be
+    called, or a channel without a secret). Made once per process."""
+    global _webhooks
+    if _webhooks is None:
+        _webhooks = Counter("insurance_webhook_deliveries", "Partner webhook deliveries, by result "
+                            "(delivered, failed, timeout, unreachable, refused)", ["result"])
+    return _webhooks
