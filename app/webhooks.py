@@ -15,8 +15,8 @@ in SQL; this module holds what needs a secret or the network:
     during WEBHOOK_SECRET_OVERLAP after a rotation); a total deadline (WEBHOOK_TIMEOUT); no
     redirect followed; at most 64 KiB of the answer read, and only a short cleaned excerpt
     kept. A 2xx is delivered; anything else is retried by the outbox with this module's
-    backoff (WEBHOOK_RETRY_BASE_SECONDS, WEBHOOK_RETRY_CAP_SECONDS). Each endpoint (scheme,
-    host, port) has at most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight; rows beyond it
+    backoff (WEBHOOK_RETRY_BASE_SECONDS, WEBHOOK_RETRY_CAP_SECONDS). Each endpoint (its URL)
+    has at most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight; rows beyond it
     are handed back for a few seconds without counting an attempt, so one slow partner holds
     a few of the worker's slots, never all of them.
 """
@@ -196,7 +196,7 @@ class Deliverer:
         self.retry_cap = retry_cap
         self.per_endpoint = max(1, per_endpoint)
         self.on_result = on_result or (lambda result: None)
-        self.busy: collections.Counter[tuple[str, str, int]] = collections.Counter()
+        self.busy: collections.Counter[str] = collections.Counter()  # endpoint url -> deliveries in flight
 
     @staticmethod
     def is_webhook(row: dict[str, Any]) -> bool:
@@ -214,7 +214,7 @@ class Deliverer:
             scheme, host, port = parse_url(row["url"], self.public_only)
         except EndpointError as exc:
             return self._failed(row, None, f"{exc.code}: {exc}", "refused")
-        endpoint = (scheme, host.lower(), port)
+        endpoint = row["url"]  # an endpoint is a URL: partners behind one host never queue behind each other
         if self.busy[endpoint] >= self.per_endpoint:
             # Not an attempt: the endpoint already has its share of this worker in flight.
             return {"id": row["id"], "status": None, "error": None, "defer": BUSY_DEFER_SECONDS}

@@ -445,6 +445,7 @@ class WebhookReceivers:
         self.seq = itertools.count(1)
 
     async def on_put_one(self, req, resp, name: str) -> None:
+        from standardwebhooks.webhooks import EmptyWebhookSecretError, Webhook
         try:
             data = orjson.loads(await req.stream.read() or b"{}")
             if not isinstance(data, dict):
@@ -465,10 +466,9 @@ class WebhookReceivers:
                 raise Invalid("delay must be a number of seconds in [0, 300]")
             if redirect is not None and not isinstance(redirect, str):
                 raise Invalid("redirect must be a URL")
-            from standardwebhooks.webhooks import Webhook
             for secret in secrets_:
                 Webhook(secret)
-        except (orjson.JSONDecodeError, ValueError, Invalid) as exc:
+        except (orjson.JSONDecodeError, ValueError, Invalid, EmptyWebhookSecretError) as exc:
             resp.status = 400
             resp.media = {"error": "invalid_receiver", "reason": str(exc) if isinstance(exc, Invalid) else "bad body or secret"}
             return
