@@ -138,6 +138,14 @@ class _DatabaseGauges:
                                 value=d["outboxOldestPendingAgeSeconds"])
         yield GaugeMetricFamily("insurance_outbox_dead", "Outbox rows given up on (dead letters)",
                                 value=d["outboxDead"])
+        if "webhooksPending" in d:
+            yield GaugeMetricFamily("insurance_webhook_pending", "Partner webhook deliveries not yet delivered (dead ones aside)",
+                                    value=d["webhooksPending"])
+            yield GaugeMetricFamily("insurance_webhook_oldest_pending_age_seconds",
+                                    "How long the most overdue partner webhook delivery has been due",
+                                    value=d["webhooksOldestPendingAgeSeconds"])
+            yield GaugeMetricFamily("insurance_webhook_dead", "Partner webhook deliveries given up on (dead letters)",
+                                    value=d["webhooksDead"])
         emissions = GaugeMetricFamily("insurance_emissions", "Emissions by status and provider",
                                       labels=["status", "provider"])
         for row in d["emissions"]:
