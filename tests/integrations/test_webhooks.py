@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
-import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -266,6 +264,19 @@ def test_a_redirect_is_not_followed(wstack, worker, admin, make_package):
     assert row["last_status"] == 307 and row["delivered_at"] is None and "WEBHOOK_REDIRECT" in row["last_error"]
     time.sleep(1)
     assert received(wstack, name) == [], "the redirect's target never heard of it"
+
+
+def test_a_delivery_has_a_total_deadline(wstack, worker, admin, make_package):
+    name, url = sandbox_hook(wstack)
+    httpx.put(f"{wstack.sandbox}/_sandbox/webhooks/{name}", json={"delay": 8}).raise_for_status()
+    partner = make_partner(wstack, make_package, [url])
+    insert_items(admin, partner, partner["package"])
+    wait_for(lambda: received(wstack, name), what="the delivery to arrive")
+    t0 = time.monotonic()
+    row = wait_for(lambda: (rows := delivery_rows(admin, partner["id"])) and rows[0]["last_error"] and rows[0],
+                   what="the try given up")
+    assert time.monotonic() - t0 < 6, "given up at WEBHOOK_TIMEOUT (2 s), not at the answer (8 s)"
+    assert row["last_error"].startswith("WEBHOOK_TIMEOUT") and row["delivered_at"] is None
 
 
 def test_a_slow_endpoint_does_not_delay_another_partners_deliveries(wstack, worker, admin, make_package):
