@@ -1,17 +1,19 @@
 -- Deploy insurance:admin_commands to pg
 -- requires: audit_log
 -- requires: packages
--- requires: channels
+-- requires: channel_packages
 -- requires: dashboard_users
 -- requires: provider_config
 -- requires: orders
+-- The command line's SQL: an admin schema of functions that change and list packages, channels, users, providers and orders, each mutation audited.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
 -- The command line (`python -m app ...`, connected as the operator) calls these functions by
 -- name, as every other caller does: it holds no table SQL. Each mutation writes its audit row
 -- (insurance.record_audit) in its own transaction, refusals included; `_actor` is the OS user
 -- or --actor, as 'cli:<name>'. Refusals answer {"error": "<CODE>", "message": ...} and change
 -- nothing but the audit log. No role but the owner (and superusers) may call them.
-BEGIN;
-SET LOCAL ROLE insurance_owner;
 
 CREATE SCHEMA admin AUTHORIZATION insurance_owner;
 COMMENT ON SCHEMA admin IS 'Functions of the operator''s command line; every mutation audited';
@@ -27,6 +29,9 @@ BEGIN
   RETURN pg_catalog.jsonb_build_object('error', _code, 'message', _message);
 END
 $$;
+COMMENT ON FUNCTION admin._refused(text, text, jsonb, text, text) IS
+  'Writes the audit row of a refused command (result refused, the code in details) and returns {error: '
+  '_code, message: _message}. Helper of the admin functions.';
 
 -- ---------------------------------------------------------------- packages
 
@@ -61,6 +66,10 @@ BEGIN
   RETURN admin.package_json(_package.id);
 END
 $$;
+COMMENT ON FUNCTION admin.create_package(text, text, text, text, text, jsonb) IS
+  'Creates package _uid with its integration slugs and variants ([{code, name, premium, currency, '
+  'coverages}], at least one); audited; returns admin.package_json, or refuses PACKAGE_EXISTS / '
+  'INVALID_VARIANTS. Operators (command line).';
 
 -- package_json: a package with its variants, as the command line prints it.
 CREATE FUNCTION admin.package_json(_id bigint)
@@ -78,6 +87,8 @@ AS $$
                                    FROM insurance.package_variants v WHERE v.package_id = p.id), '[]'))
     FROM insurance.packages p WHERE p.id = _id
 $$;
+COMMENT ON FUNCTION admin.package_json(bigint) IS
+  'Package _id with its variants as the command line prints it, or NULL. Operators.';
 
 -- list_packages: every package with its variants, oldest first.
 CREATE FUNCTION admin.list_packages()
@@ -88,6 +99,8 @@ AS $$
   SELECT coalesce(pg_catalog.jsonb_agg(admin.package_json(p.id) ORDER BY p.id), '[]')
     FROM insurance.packages p
 $$;
+COMMENT ON FUNCTION admin.list_packages() IS
+  'Every package with its variants, oldest first, as a JSON array. Operators.';
 
 -- ---------------------------------------------------------------- channels
 
@@ -110,6 +123,9 @@ BEGIN
   RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'branches', _channel.branches);
 END
 $$;
+COMMENT ON FUNCTION admin.create_channel(text, text, text[], bytea, jsonb, jsonb) IS
+  'Creates a partner channel with the SHA-256 of its new API key (the key itself is never stored), its '
+  'branches, IA keys and integration payload; audited; returns the channel, or refuses. Operators.';
 
 -- list_channels: every channel (never its key hash), oldest first.
 CREATE FUNCTION admin.list_channels()
@@ -122,6 +138,8 @@ AS $$
            'revoked_at', c.revoked_at, 'created_at', c.created_at) ORDER BY c.created_at, c.id), '[]')
     FROM insurance.channels c
 $$;
+COMMENT ON FUNCTION admin.list_channels() IS
+  'Every channel (never its key hash), oldest first, as a JSON array. Operators.';
 
 -- revoke_channel: the channel's key and tokens stop working; CHANNEL_NOT_FOUND otherwise.
 CREATE FUNCTION admin.revoke_channel(_actor text, _id uuid)
@@ -143,6 +161,9 @@ BEGIN
                                        'revoked_at', _channel.revoked_at);
 END
 $$;
+COMMENT ON FUNCTION admin.revoke_channel(text, uuid) IS
+  'Revokes channel _id: its key and tokens stop working at once; audited; refuses CHANNEL_NOT_FOUND. '
+  'Operators.';
 
 -- rotate_channel_key: a new key hash for an active channel; CHANNEL_NOT_FOUND or CHANNEL_REVOKED.
 CREATE FUNCTION admin.rotate_channel_key(_actor text, _id uuid, _api_key_hash bytea)
@@ -167,6 +188,9 @@ BEGIN
   RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'branches', _channel.branches);
 END
 $$;
+COMMENT ON FUNCTION admin.rotate_channel_key(text, uuid, bytea) IS
+  'Gives active channel _id a new key hash (a new key generation: older tokens die); audited; refuses '
+  'CHANNEL_NOT_FOUND or CHANNEL_REVOKED. Operators.';
 
 -- ---------------------------------------------------------------- dashboard users
 
@@ -191,6 +215,8 @@ BEGIN
                                        'created_at', _user.created_at);
 END
 $$;
+COMMENT ON FUNCTION admin.create_dashboard_user(text, text, text) IS
+  'Creates back-office user _email with an argon2 hash; audited; refuses USER_EXISTS. Operators.';
 
 -- list_dashboard_users: every user with its count of live sessions (never a hash).
 CREATE FUNCTION admin.list_dashboard_users()
@@ -205,6 +231,8 @@ AS $$
            ORDER BY u.id), '[]')
     FROM insurance.dashboard_users u
 $$;
+COMMENT ON FUNCTION admin.list_dashboard_users() IS
+  'Every back-office user with its count of live sessions (never a hash), as a JSON array. Operators.';
 
 -- ---------------------------------------------------------------- providers
 
@@ -224,6 +252,9 @@ BEGIN
   RETURN _out;
 END
 $$;
+COMMENT ON FUNCTION admin.set_integration(text, text, jsonb) IS
+  'Creates or replaces provider _slug''s auth_config (checked against the adapter by the caller); '
+  'audited without the credentials; returns {slug, updatedAt}. Operators.';
 
 -- delete_integration: forget a provider's configuration; INTEGRATION_NOT_FOUND otherwise.
 CREATE FUNCTION admin.delete_integration(_actor text, _slug text)
@@ -241,6 +272,8 @@ BEGIN
   RETURN pg_catalog.jsonb_build_object('slug', pg_catalog.upper(_slug), 'deleted', true);
 END
 $$;
+COMMENT ON FUNCTION admin.delete_integration(text, text) IS
+  'Forgets provider _slug''s configuration; audited; refuses INTEGRATION_NOT_FOUND. Operators.';
 
 -- list_integrations: every provider with its auth_config (the caller masks credentials).
 CREATE FUNCTION admin.list_integrations()
@@ -252,6 +285,8 @@ AS $$
            'slug', i.slug, 'auth_config', i.auth_config, 'updated_at', i.updated_at) ORDER BY i.slug), '[]')
     FROM insurance.integrations i
 $$;
+COMMENT ON FUNCTION admin.list_integrations() IS
+  'Every provider with its auth_config (the caller masks credentials), as a JSON array. Operators.';
 
 -- ---------------------------------------------------------------- orders
 
@@ -284,5 +319,47 @@ BEGIN
                                        'event', _order.event, 'createdAt', _order.created_at);
 END
 $$;
+COMMENT ON FUNCTION admin.create_order(text, bigint, uuid, text, jsonb) IS
+  'Creates an order of event _event on the risk item named by uid or id (its insert trigger enqueues '
+  'the event''s dispatch); audited; refuses RISK_ITEM_NOT_FOUND. Operators.';
+-- set_channel_packages(actor, channel, package_uids): the channel may sell exactly these
+-- packages from now on (audited as channels.set_packages); answers {id, packages: [uid...]},
+-- or refuses CHANNEL_NOT_FOUND / UNKNOWN_PACKAGE (the command line's admin.* convention).
+CREATE FUNCTION admin.set_channel_packages(_actor text, _id uuid, _package_uids text[]) RETURNS jsonb
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _targets jsonb := pg_catalog.jsonb_build_array(_id);
+  _unknown text;
+  _result  jsonb;
+BEGIN
+  IF NOT EXISTS (SELECT FROM insurance.channels WHERE id = _id) THEN
+    RETURN admin._refused(_actor, 'channels.set_packages', _targets, 'CHANNEL_NOT_FOUND',
+                          pg_catalog.format('no channel with id %s', _id));
+  END IF;
+  SELECT pg_catalog.string_agg(u, ', ' ORDER BY u) INTO _unknown
+    FROM unnest(_package_uids) AS u WHERE NOT EXISTS (SELECT FROM insurance.packages p WHERE p.uid = u);
+  IF _unknown IS NOT NULL THEN
+    RETURN admin._refused(_actor, 'channels.set_packages', _targets, 'UNKNOWN_PACKAGE',
+                          pg_catalog.format('no package with uid %s', _unknown));
+  END IF;
+  DELETE FROM insurance.channel_packages cp
+   WHERE cp.channel_id = _id
+     AND cp.package_id NOT IN (SELECT p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids));
+  INSERT INTO insurance.channel_packages (channel_id, package_id)
+  SELECT _id, p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids)
+  ON CONFLICT DO NOTHING;
+  SELECT pg_catalog.jsonb_build_object('id', _id, 'packages', coalesce(pg_catalog.jsonb_agg(p.uid ORDER BY p.uid), '[]'))
+    INTO _result
+    FROM insurance.channel_packages cp JOIN insurance.packages p ON p.id = cp.package_id
+   WHERE cp.channel_id = _id;
+  PERFORM insurance.record_audit(_actor, 'channels.set_packages', _targets, 'ok',
+                                 pg_catalog.jsonb_build_object('packages', _result -> 'packages'));
+  RETURN _result;
+END
+$$;
+COMMENT ON FUNCTION admin.set_channel_packages(text, uuid, text[]) IS
+  'Channel _id may sell exactly packages _package_uids from now on; audited as channels.set_packages; '
+  'returns {id, packages}, or refuses CHANNEL_NOT_FOUND / UNKNOWN_PACKAGE. Operators.';
+REVOKE ALL ON FUNCTION admin.set_channel_packages(text, uuid, text[]) FROM PUBLIC;
 
 COMMIT;

@@ -1,5 +1,5 @@
 -- Deploy insurance:audit_log to pg
--- requires: schemas
+-- requires: request_identity
 -- Who did what when. Every mutation an operator makes (back-office page, tRPC, command line)
 -- writes one row, in the same transaction as the mutation, through insurance.record_audit().
 -- Append-only: no role may update or delete a row; retention is a DBA decision.
@@ -37,6 +37,10 @@ AS $$
   VALUES (_actor, _action, coalesce(_targets, '[]'), _result, _details)
   RETURNING id
 $$;
+COMMENT ON FUNCTION insurance.record_audit(text, text, jsonb, text, jsonb) IS
+  'Appends one audit row (actor, action, targets, result, details) in the caller''s transaction, so it '
+  'exists exactly when the mutation does. Owner-run SECURITY DEFINER functions and admin functions '
+  'only.';
 REVOKE EXECUTE ON FUNCTION insurance.record_audit(text, text, jsonb, text, jsonb) FROM PUBLIC;
 
 COMMIT;

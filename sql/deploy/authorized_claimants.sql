@@ -1,11 +1,12 @@
 -- Deploy insurance:authorized_claimants to pg
 -- requires: risk_items
+-- requires: email_address
 -- A row grants the holder e-mail access to one risk item in post-sales.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.authorized_claimants (
-  email        text NOT NULL CHECK (email = lower(email) AND email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  email        text NOT NULL CONSTRAINT authorized_claimants_email_check CHECK (email::insurance.email = email),
   risk_item_id bigint NOT NULL REFERENCES insurance.risk_items ON DELETE CASCADE,
   created_at   timestamptz NOT NULL DEFAULT now(),
   -- email first: both the RLS check and the "items of this holder" lookup start from it.

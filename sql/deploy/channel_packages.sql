@@ -1,16 +1,14 @@
 -- Deploy insurance:channel_packages to pg
--- requires: channels
--- requires: packages
 -- requires: risk_items
--- requires: audit_log
--- requires: admin_commands
+-- The packages a channel may sell, checked on its inserts, and the metadata keys the system owns.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
 -- Partners stay in their lane. A channel sells only the packages it is given (a partner
 -- must not start a dispatch to another partner's insurer, nor claim its policy numbers),
 -- and the metadata keys that the system owns (`integration`: the emission state the
 -- dashboard shows) never come from partner input. Both are checked on the channel's own
 -- inserts by a trigger, inside the gateway's one call (no extra round trip).
-BEGIN;
-SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.channel_packages (
   channel_id uuid NOT NULL REFERENCES insurance.channels ON DELETE CASCADE,
@@ -24,15 +22,13 @@ GRANT SELECT ON insurance.channel_packages TO insurance_service, insurance_dashb
 CREATE POLICY channel_packages_select_service ON insurance.channel_packages FOR SELECT TO insurance_service USING (true);
 CREATE POLICY channel_packages_select_dashboard ON insurance.channel_packages FOR SELECT TO insurance_dashboard USING (true);
 
--- A channel keeps selling what it has sold so far.
-INSERT INTO insurance.channel_packages (channel_id, package_id)
-SELECT DISTINCT channel_id, package_id FROM insurance.risk_items WHERE channel_id IS NOT NULL;
-
 -- system_metadata_keys(): the keys of risk_items.metadata that only the system writes.
 CREATE FUNCTION insurance.system_metadata_keys() RETURNS text[]
 LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
   SELECT ARRAY['integration']
 $$;
+COMMENT ON FUNCTION insurance.system_metadata_keys() IS
+  'The keys of risk_items.metadata that only the system writes (integration). Any role.';
 
 -- _check_channel_item: a trigger; a risk item inserted by a channel (role insurance_channel)
 -- must be of a package the channel sells (PT403 PACKAGE_NOT_ALLOWED, before any duplicate
@@ -65,45 +61,11 @@ BEGIN
   RETURN NEW;
 END
 $$;
+COMMENT ON FUNCTION insurance._check_channel_item() IS
+  'BEFORE INSERT trigger of risk_items under insurance_channel: raises PT403 PACKAGE_NOT_ALLOWED for a package the channel '
+  'does not sell, PT422 RESERVED_FIELD for system-owned metadata keys. Trigger only.';
 REVOKE ALL ON FUNCTION insurance._check_channel_item() FROM PUBLIC;
 CREATE TRIGGER risk_items_channel_lane BEFORE INSERT ON insurance.risk_items
   FOR EACH ROW WHEN (NEW.channel_id IS NOT NULL) EXECUTE FUNCTION insurance._check_channel_item();
-
--- set_channel_packages(actor, channel, package_uids): the channel may sell exactly these
--- packages from now on (audited as channels.set_packages); answers {id, packages: [uid...]},
--- or refuses CHANNEL_NOT_FOUND / UNKNOWN_PACKAGE (the command line's admin.* convention).
-CREATE FUNCTION admin.set_channel_packages(_actor text, _id uuid, _package_uids text[]) RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' AS $$
-DECLARE
-  _targets jsonb := pg_catalog.jsonb_build_array(_id);
-  _unknown text;
-  _result  jsonb;
-BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.channels WHERE id = _id) THEN
-    RETURN admin._refused(_actor, 'channels.set_packages', _targets, 'CHANNEL_NOT_FOUND',
-                          pg_catalog.format('no channel with id %s', _id));
-  END IF;
-  SELECT pg_catalog.string_agg(u, ', ' ORDER BY u) INTO _unknown
-    FROM unnest(_package_uids) AS u WHERE NOT EXISTS (SELECT FROM insurance.packages p WHERE p.uid = u);
-  IF _unknown IS NOT NULL THEN
-    RETURN admin._refused(_actor, 'channels.set_packages', _targets, 'UNKNOWN_PACKAGE',
-                          pg_catalog.format('no package with uid %s', _unknown));
-  END IF;
-  DELETE FROM insurance.channel_packages cp
-   WHERE cp.channel_id = _id
-     AND cp.package_id NOT IN (SELECT p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids));
-  INSERT INTO insurance.channel_packages (channel_id, package_id)
-  SELECT _id, p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids)
-  ON CONFLICT DO NOTHING;
-  SELECT pg_catalog.jsonb_build_object('id', _id, 'packages', coalesce(pg_catalog.jsonb_agg(p.uid ORDER BY p.uid), '[]'))
-    INTO _result
-    FROM insurance.channel_packages cp JOIN insurance.packages p ON p.id = cp.package_id
-   WHERE cp.channel_id = _id;
-  PERFORM insurance.record_audit(_actor, 'channels.set_packages', _targets, 'ok',
-                                 pg_catalog.jsonb_build_object('packages', _result -> 'packages'));
-  RETURN _result;
-END
-$$;
-REVOKE ALL ON FUNCTION admin.set_channel_packages(text, uuid, text[]) FROM PUBLIC;
 
 COMMIT;

@@ -1,7 +1,7 @@
 -- Deploy insurance:channel_rls to pg
 -- requires: risk_items
 -- requires: beneficiaries
--- requires: request_claims
+-- requires: request_identity
 -- A partner channel sees and creates only its own risk items and their beneficiaries:
 -- the channel id is the `sub` claim of its gateway token. Read once per query, not per
 -- row, through `(SELECT insurance.claim('sub'))`.

@@ -1,5 +1,5 @@
 -- Deploy insurance:claimant_rls to pg
--- requires: request_claims
+-- requires: request_identity
 -- requires: beneficiaries
 -- requires: authorized_claimants
 -- The claimant check of post-sales as RLS: a holder (role insurance_holder, the token's
@@ -87,13 +87,16 @@ BEGIN
   RETURN NULL;
 END
 $$;
+COMMENT ON FUNCTION insurance.mirror_holder_claimants() IS
+  'AFTER trigger of beneficiaries: keeps one authorized_claimants row per (holder e-mail, item) in step'
+  ' with the beneficiaries marked is_holder. Trigger only.';
 REVOKE ALL ON FUNCTION insurance.mirror_holder_claimants() FROM PUBLIC;
 
 CREATE TRIGGER beneficiaries_mirror_holder_claimants
   AFTER INSERT OR DELETE OR UPDATE OF email, is_holder, risk_item_id ON insurance.beneficiaries
   FOR EACH ROW EXECUTE FUNCTION insurance.mirror_holder_claimants();
 
--- Holders that exist before this change get their rows now.
+-- Holders that exist already (a database restored before this change) get their rows.
 INSERT INTO insurance.authorized_claimants (email, risk_item_id)
 SELECT DISTINCT b.email, b.risk_item_id FROM insurance.beneficiaries b
  WHERE b.is_holder AND b.email IS NOT NULL

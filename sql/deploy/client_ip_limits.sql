@@ -41,6 +41,10 @@ BEGIN
   RETURN greatest(1, ceil(extract(epoch FROM _window + interval '1 hour' - pg_catalog.now()))::integer);
 END
 $$;
+COMMENT ON FUNCTION insurance._take_ip_slot(text, inet, integer) IS
+  'Takes one hit of kind _kind for client _ip in the current hour; returns the seconds until the hour '
+  'ends when the hit would pass _limit (nothing taken), else NULL; a NULL ip or _limit 0 takes nothing.'
+  ' OTP functions only.';
 
 -- _refund_ip_slot(kind, ip): gives back a hit taken in the current hour.
 CREATE FUNCTION insurance._refund_ip_slot(_kind text, _ip inet) RETURNS void
@@ -49,6 +53,8 @@ LANGUAGE sql VOLATILE SET search_path = '' AS $$
    WHERE kind = _kind AND ip = _ip AND hits > 0
      AND window_start = pg_catalog.date_trunc('hour', pg_catalog.now())
 $$;
+COMMENT ON FUNCTION insurance._refund_ip_slot(text, inet) IS
+  'Gives back one hit of kind _kind taken by client _ip in the current hour. OTP functions only.';
 REVOKE ALL ON FUNCTION insurance._take_ip_slot(text, inet, integer), insurance._refund_ip_slot(text, inet) FROM PUBLIC;
 
 COMMIT;

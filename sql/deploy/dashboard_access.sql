@@ -1,27 +1,78 @@
 -- Deploy insurance:dashboard_access to pg
--- requires: dashboard_access@v1.0
--- requires: audit_log
--- requires: entry_point_roles
--- requires: outbox_functions
+-- requires: dashboard_sessions_functions
 -- requires: emission_state_machine
--- What a back-office user reads and does, through tRPC (/api/trpc) and the back-office page
--- (/backoffice). Reads run as insurance_dashboard under its policies; the two mutations are
--- SECURITY DEFINER entry points that check the role, act, and write the audit row (actor: the
--- session's e-mail) in the same transaction. The app no longer calls
--- integrations.retry_from_backoffice itself (its EXECUTE grant stays: emission_state_machine's
--- verify asserts it; revoke it when that change is reworked).
+-- requires: outbox_functions
+-- requires: audit_log
+-- What a dashboard session reads and does: emissions, outbox, audit log, audited retries and beneficiaries sync.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- list_emissions gains the event filter; one signature, so tRPC and the page share it.
-DROP FUNCTION dashboard.list_emissions(text[], text, timestamptz, timestamptz, bigint, integer);
+-- What a back-office user reads through the dashboard's typed RPC (/api/trpc). The app
+-- calls these as insurance_dashboard with the claims of a live session ({sub: user id,
+-- role: dashboard}, see dashboard.session_claims); without them the policies show nothing.
+
+CREATE POLICY integration_emissions_select_dashboard ON insurance.integration_emissions
+  FOR SELECT TO insurance_dashboard
+  USING ((SELECT insurance.claim('role')) = 'dashboard' AND (SELECT insurance.claim('sub')) IS NOT NULL);
+CREATE POLICY risk_items_select_dashboard ON insurance.risk_items
+  FOR SELECT TO insurance_dashboard
+  USING ((SELECT insurance.claim('role')) = 'dashboard' AND (SELECT insurance.claim('sub')) IS NOT NULL);
+
+-- The list filters by status and provider and pages by id, newest first.
+CREATE INDEX integration_emissions_status_id_idx ON insurance.integration_emissions (status, id DESC);
+-- _emission_json(e): one emission as the dashboard shows it; lastError is the newest entry
+-- of error_history.
+CREATE FUNCTION dashboard._emission_json(_e insurance.integration_emissions) RETURNS jsonb
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+  SELECT jsonb_build_object(
+    'id', _e.id, 'riskItemId', _e.risk_item_id, 'provider', _e.provider, 'event', _e.event,
+    'status', _e.status, 'attempts', _e.attempts, 'nextRetryAt', _e.next_retry_at,
+    'lastError', _e.error_history -> -1, 'externalId', _e.external_id,
+    'createdAt', _e.created_at, 'updatedAt', _e.updated_at);
+END;
+COMMENT ON FUNCTION dashboard._emission_json(insurance.integration_emissions) IS
+  'One emission as the dashboard shows it (lastError: the newest error_history entry). Inlined; '
+  'dashboard role.';
+-- emissions_by_risk_item(risk_item_id): {riskItem, emissions[]} (emissions oldest first);
+-- PT404 NOT_FOUND for a risk item the caller cannot see.
+CREATE FUNCTION dashboard.emissions_by_risk_item(_risk_item_id bigint) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+DECLARE
+  _item jsonb;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  SELECT jsonb_build_object('id', r.id, 'uid', r.uid, 'policyUid', r.policy_uid, 'packageId', r.package_id,
+                            'status', r.status, 'variant', r.variant, 'integration', r.metadata -> 'integration')
+    INTO _item
+    FROM insurance.risk_items r WHERE r.id = _risk_item_id;
+  IF _item IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  RETURN jsonb_build_object('riskItem', _item, 'emissions', coalesce(
+    (SELECT jsonb_agg(dashboard._emission_json(e) ORDER BY e.id)
+       FROM insurance.integration_emissions e WHERE e.risk_item_id = _risk_item_id), '[]'));
+END
+$$;
+COMMENT ON FUNCTION dashboard.emissions_by_risk_item(bigint) IS
+  '{riskItem, emissions (oldest first)} of risk item _risk_item_id; raises PT404 NOT_FOUND when the '
+  'caller cannot see it. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._emission_json(insurance.integration_emissions),
+  dashboard.emissions_by_risk_item(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._emission_json(insurance.integration_emissions) TO insurance_dashboard;
+GRANT EXECUTE ON FUNCTION dashboard.emissions_by_risk_item(bigint) TO insurance_dashboard, insurance_app;
+-- What a back-office user reads and does, through tRPC (/api/trpc) and the back-office page
+-- (/backoffice). Reads run as insurance_dashboard under its policies; the two mutations are
+-- SECURITY DEFINER entry points that check the role, act, and write the audit row (actor: the
+-- session's e-mail) in the same transaction.
 
 -- The back-office lists the outbox (it had SELECT on the table, not USAGE on its schema).
 GRANT USAGE ON SCHEMA outbox TO insurance_dashboard;
 
 -- The back-office filters by event too.
 CREATE INDEX integration_emissions_event_id_idx ON insurance.integration_emissions (event, id DESC);
-
 -- list_emissions(statuses, provider, event, since, until, after_id, limit): one page of
 -- emissions, newest first, filtered by status (any of), provider, event and last change
 -- (updated_at in [since, until)); keyset pagination on id: {items[], nextCursor} where
@@ -32,6 +83,9 @@ LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _rows insurance.integration_emissions[];
 BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
   IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
@@ -51,7 +105,10 @@ BEGIN
     'nextCursor', CASE WHEN cardinality(_rows) > _limit THEN (_rows[_limit]).id::text END);
 END
 $$;
-
+COMMENT ON FUNCTION dashboard.list_emissions(text[], text, text, timestamp with time zone, timestamp with time zone, bigint, integer) IS
+  'One page of emissions, newest first, filtered by statuses, provider, event and updated_at in '
+  '[_since, _until), keyset on id: {items, nextCursor}; raises PT400 BAD_REQUEST for a limit outside '
+  '1..100. Dashboard role.';
 -- emission_detail(emission_id): {emission (with errorHistory, each entry as recorded, its
 -- masked requestPayload included when the pipeline stored one), riskItem, retryPending};
 -- PT404 NOT_FOUND for an emission the caller cannot see.
@@ -60,6 +117,9 @@ LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _e insurance.integration_emissions;
 BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
   SELECT * INTO _e FROM insurance.integration_emissions e WHERE e.id = _emission_id;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'emission not found', DETAIL = 'NOT_FOUND';
@@ -75,6 +135,9 @@ BEGIN
                                AND (o.body ->> 'emissionId')::bigint = _e.id));
 END
 $$;
+COMMENT ON FUNCTION dashboard.emission_detail(bigint) IS
+  '{emission (with errorHistory), riskItem, retryPending} of emission _emission_id; raises PT404 '
+  'NOT_FOUND when the caller cannot see it. Dashboard role.';
 
 -- _outbox_url(url): where a row goes, without what may be a secret (a webhook's path, a query).
 CREATE FUNCTION dashboard._outbox_url(_url text) RETURNS text
@@ -82,7 +145,9 @@ LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
   SELECT CASE WHEN _url LIKE '/%' THEN _url
               ELSE coalesce(substring(_url FROM '^(https?://[^/?#]+)'), '') || '/…' END
 $$;
-
+COMMENT ON FUNCTION dashboard._outbox_url(text) IS
+  'Where an outbox row goes, without what may be a secret (path and query of an absolute URL). '
+  'Dashboard role.';
 -- list_outbox(dead, after_id, limit): outbox rows not delivered, oldest first, in keyset pages
 -- on id: the live ones (dead false) or the dead letters (dead true). {items[{id, url,
 -- emissionId, attempts, deliverAfter, deadAt, leased, lastStatus, lastError, createdAt}], nextCursor}.
@@ -91,6 +156,9 @@ LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _rows jsonb;
 BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
   IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
@@ -110,7 +178,9 @@ BEGIN
                        THEN (_rows -> (_limit - 1) ->> 'id') END);
 END
 $$;
-
+COMMENT ON FUNCTION dashboard.list_outbox(boolean, bigint, integer) IS
+  'Undelivered outbox rows, live or (_dead) dead letters, oldest first, keyset on id: {items, '
+  'nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
 -- list_audit(before_id, limit): the audit log, newest first, in keyset pages on id:
 -- {items[{id, at, actor, action, targets, result, details}], nextCursor}.
 CREATE FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) RETURNS jsonb
@@ -118,6 +188,9 @@ LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _rows jsonb;
 BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
   IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
@@ -130,6 +203,9 @@ BEGIN
                        THEN (_rows -> (_limit - 1) ->> 'id') END);
 END
 $$;
+COMMENT ON FUNCTION dashboard.list_audit(bigint, integer) IS
+  'The audit log, newest first, keyset on id: {items [{id, at, actor, action, targets, result, '
+  'details}], nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
 -- Keyset pages on id (the log's own index orders by time).
 CREATE INDEX audit_log_id_desc_idx ON insurance.audit_log (id DESC);
 
@@ -138,6 +214,8 @@ CREATE FUNCTION dashboard._actor() RETURNS text
 LANGUAGE sql STABLE SET search_path = '' AS $$
   SELECT 'dashboard:' || coalesce(insurance.claim('email'), 'user-' || insurance.claim('sub'))
 $$;
+COMMENT ON FUNCTION dashboard._actor() IS
+  'Who is acting, from the session''s claims: ''dashboard:<email>''. Dashboard role.';
 
 -- retry_emissions(ids, via): the back-office's and tRPC's retry (via 'backoffice' or 'trpc'):
 -- integrations.retry_from_backoffice, and one audit row 'emissions.retry' with the ids as
@@ -158,6 +236,10 @@ BEGIN
   RETURN _result;
 END
 $$;
+COMMENT ON FUNCTION dashboard.retry_emissions(bigint[], text) IS
+  'Retries emissions _ids (FAILED and ABANDONED restart as FAILED, due now) and writes one audit row '
+  'emissions.retry via _via; returns [{id, status, queued}]; raises PT404 for an unknown id (nothing '
+  'changed). Dashboard session only.';
 
 -- retry_outbox(ids): the back-office's retry of outbox rows, live or dead: due now, attempts
 -- from zero (outbox.retry_requests, which writes the audit row 'outbox.retry' with the
@@ -172,6 +254,9 @@ BEGIN
   RETURN outbox.retry_requests(dashboard._actor(), _ids);
 END
 $$;
+COMMENT ON FUNCTION dashboard.retry_outbox(bigint[]) IS
+  'Puts outbox rows _ids, live or dead, back in the queue (outbox.retry_requests, audited with the '
+  'session''s user); returns [{id, result}]. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer),
   dashboard.emission_detail(bigint), dashboard._outbox_url(text), dashboard.list_outbox(boolean, bigint, integer),
@@ -182,5 +267,77 @@ GRANT EXECUTE ON FUNCTION dashboard.list_emissions(text[], text, text, timestamp
   dashboard.emission_detail(bigint), dashboard.list_outbox(boolean, bigint, integer), dashboard.list_audit(bigint, integer),
   dashboard.retry_emissions(bigint[], text), dashboard.retry_outbox(bigint[])
   TO insurance_dashboard, insurance_app;
+-- syncBeneficiaries claims its emission key through an entry point of its own, called as
+-- insurance_dashboard with the session's claims.
+-- And a risk item's emissions can be asked for by uid as well as by id.
 
+-- begin_beneficiaries_sync(_id, _uid, _claimed_by, _lease_seconds): claim the
+-- BENEFICIARIES_SYNC key of a risk item (by id or uid) for its package's post-sales provider,
+-- as integrations.begin_emission answers it (SKIPPED when the package has none). The access
+-- check is the dashboard policies' own: a live session's claims (role dashboard, a sub); else
+-- PT401. An unknown item is PT404 NOT_FOUND. The audit row names the session's user.
+CREATE FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text,
+                                                   _lease_seconds integer)
+RETURNS jsonb
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+  _item bigint;
+  _item_uid uuid;
+  _provider text;
+  _begun jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF insurance.claim('role') IS DISTINCT FROM 'dashboard' OR insurance.claim('sub') IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'a valid dashboard session is required',
+                          DETAIL = 'UNAUTHORIZED';
+  END IF;
+  SELECT r.id, r.uid, p.post_sales_integration_slug INTO _item, _item_uid, _provider
+    FROM insurance.risk_items r JOIN insurance.packages p ON p.id = r.package_id
+   WHERE (_id IS NOT NULL OR _uid IS NOT NULL)
+     AND (_id IS NULL OR r.id = _id) AND (_uid IS NULL OR r.uid = _uid);
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  _begun := integrations.begin_emission(_item, _provider, 'BENEFICIARIES_SYNC', _claimed_by, _lease_seconds);
+  PERFORM insurance.record_audit('dashboard:' || coalesce(insurance.claim('email'), insurance.claim('sub')),
+            'emissions.sync', pg_catalog.jsonb_build_array(_item_uid), 'ok',
+            pg_catalog.jsonb_build_object('provider', _provider, 'status', _begun ->> 'status',
+                                          'claimed', _begun -> 'claimed'));
+  RETURN _begun;
+END
+$$;
+COMMENT ON FUNCTION dashboard.begin_beneficiaries_sync(bigint, uuid, text, integer) IS
+  'Claims the beneficiaries-sync emission key of the item named by id or uid '
+  '(integrations.begin_emission''s answer, with the provider); audited; raises PT404 NOT_FOUND when the'
+  ' caller cannot see the item, PT401 UNAUTHORIZED without a dashboard session. Dashboard session only.';
+REVOKE ALL ON FUNCTION dashboard.begin_beneficiaries_sync(bigint, uuid, text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.begin_beneficiaries_sync(bigint, uuid, text, integer)
+   TO insurance_dashboard, insurance_app;
+-- risk_item_emissions(_id, _uid): dashboard.emissions_by_risk_item of the item named by id or
+-- uid (read as the caller, under the dashboard policies); PT404 NOT_FOUND otherwise.
+CREATE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid)
+RETURNS jsonb
+LANGUAGE plpgsql STABLE
+SET search_path = ''
+AS $$
+DECLARE
+  _item bigint := _id;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _uid IS NOT NULL THEN
+    SELECT r.id INTO _item FROM insurance.risk_items r WHERE r.uid = _uid AND (_id IS NULL OR r.id = _id);
+  END IF;
+  RETURN dashboard.emissions_by_risk_item(coalesce(_item, 0));
+END
+$$;
+COMMENT ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) IS
+  'dashboard.emissions_by_risk_item of the item named by id or uid, under the dashboard policies; '
+  'raises PT404 NOT_FOUND otherwise. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) TO insurance_dashboard, insurance_app;
 COMMIT;

@@ -1,23 +1,52 @@
 -- Deploy insurance:dashboard_sessions_functions to pg
 -- requires: dashboard_users
--- requires: request_claims
--- requires: entry_point_roles
--- Rework: an attempt is counted BEFORE the app verifies the password. login_user() reserves
+-- requires: request_identity
+-- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's statement.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+-- Dashboard login and sessions. The app verifies the argon2 hash in Python (SQL cannot);
+-- these SECURITY DEFINER functions are the only way the anonymous role reaches the users,
+-- the sessions and the failed-login counters, and each does one narrow thing.
+--
+-- Failed logins are counted per e-mail and per client IP in fixed windows of 15 minutes:
+-- at 5 failures for one e-mail or 50 from one IP, further attempts are refused (PT429,
+-- HINT {"retryAfter": seconds}) until the window ends. A success clears the e-mail's counter
+-- (not the IP's: one valid account must not reset an address that is guessing others).
+-- An attempt is counted BEFORE the app verifies the password. login_user() reserves
 -- the attempt atomically against the e-mail's and the IP's counters (one upsert, under the
 -- rows' locks) and refuses once a limit is reached, so a burst of parallel wrong passwords
 -- gets at most 5 evaluations per e-mail per window, whatever the concurrency.
 -- login_succeeded() refunds the reservation: it clears the e-mail's counter and gives the
--- IP its attempt back. login_failed() is gone (the attempt is already counted).
--- Every entry point starts with its require_role guard.
-BEGIN;
-SET LOCAL ROLE insurance_owner;
+-- IP its attempt back.
 
-DROP FUNCTION dashboard.login_failed(text, inet);
+CREATE TABLE insurance.dashboard_login_failures (
+  key         text PRIMARY KEY CHECK (key ~ '^(email|ip):.'),  -- 'email:<address>' or 'ip:<address>'
+  failures    integer NOT NULL CHECK (failures > 0),
+  window_ends timestamptz NOT NULL
+);
+CREATE INDEX dashboard_login_failures_window_ends_idx ON insurance.dashboard_login_failures (window_ends);
+COMMENT ON TABLE insurance.dashboard_login_failures IS 'Failed dashboard logins per e-mail and per IP, in fixed windows';
+-- Only the SECURITY DEFINER functions below touch it.
+ALTER TABLE insurance.dashboard_login_failures ENABLE ROW LEVEL SECURITY;
+
+-- _login_keys(email, ip): the counter keys of one attempt, with their limits.
+CREATE FUNCTION dashboard._login_keys(_email text, _ip inet, OUT key text, OUT max_failures integer)
+RETURNS SETOF record
+LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
+  SELECT 'email:' || lower(_email), 5
+  UNION ALL
+  SELECT 'ip:' || pg_catalog.host(_ip), 50 WHERE _ip IS NOT NULL
+$$;
+COMMENT ON FUNCTION dashboard._login_keys(text, inet) IS
+  'The failed-login counter keys of one attempt (email:<address>, ip:<address>) with their limits. '
+  'Login functions only.';
+REVOKE ALL ON FUNCTION dashboard._login_keys(text, inet) FROM PUBLIC;
 
 -- login_user(email, ip): reserves one attempt for the e-mail and the IP, then answers the
 -- active user's id and password hash (NULL when there is none); raises PT429 RATE_LIMITED
 -- with HINT {"retryAfter": s} (nothing reserved) when either has no attempt left in its window.
-CREATE OR REPLACE FUNCTION dashboard.login_user(_email text, _ip inet) RETURNS jsonb
+CREATE FUNCTION dashboard.login_user(_email text, _ip inet) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _retry_after integer;
@@ -44,12 +73,16 @@ BEGIN
            WHERE u.email = lower(_email) AND u.active);
 END
 $$;
+COMMENT ON FUNCTION dashboard.login_user(text, inet) IS
+  'Reserves one login attempt for the e-mail and the client IP, then returns {userId, passwordHash} of '
+  'the active user (NULL when none); raises PT429 RATE_LIMITED with HINT {retryAfter} when either is '
+  'out of attempts (nothing reserved). Anonymous role.';
 
 -- login_succeeded(email, password_hash, token_hash, ttl_seconds, ip, user_agent): opens a session
 -- for the active user whose hash the app has just verified (a hash changed meanwhile refuses:
 -- PT401 INVALID_CREDENTIALS), refunds the attempt (clears the e-mail's counter, gives the IP
 -- its attempt back); {userId, email, expiresAt}.
-CREATE OR REPLACE FUNCTION dashboard.login_succeeded(_email text, _password_hash text, _token_hash bytea,
+CREATE FUNCTION dashboard.login_succeeded(_email text, _password_hash text, _token_hash bytea,
                                           _ttl_seconds integer, _ip inet, _user_agent text) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -77,10 +110,14 @@ BEGIN
   RETURN jsonb_build_object('userId', _user.id, 'email', _user.email, 'expiresAt', _expires_at);
 END
 $$;
+COMMENT ON FUNCTION dashboard.login_succeeded(text, text, bytea, integer, inet, text) IS
+  'Opens a session (token hash, ttl 60 s..30 days) for the active user whose hash the app has just '
+  'verified and refunds the attempt; returns {userId, email, expiresAt}; raises PT401 '
+  'INVALID_CREDENTIALS when the hash changed meanwhile, 22023 for a bad ttl. Anonymous role.';
 
 -- session_claims(token_hash): the claims of a live session ({sub, email, role}), or NULL when
 -- the session is unknown, expired or revoked, or its user is deactivated.
-CREATE OR REPLACE FUNCTION dashboard.session_claims(_token_hash bytea) RETURNS jsonb
+CREATE FUNCTION dashboard.session_claims(_token_hash bytea) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
   SELECT insurance.require_role('insurance_anon');
   SELECT jsonb_build_object('sub', u.id::text, 'email', u.email, 'role', 'dashboard',
@@ -90,9 +127,12 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
    WHERE s.token_hash = _token_hash AND s.revoked_at IS NULL AND s.expires_at > pg_catalog.now()
      AND u.active
 $$;
+COMMENT ON FUNCTION dashboard.session_claims(bytea) IS
+  'The claims {sub, email, role, sessionExpiresAt} of the live session with this token hash, or NULL '
+  '(unknown, expired, revoked, user inactive). Anonymous role.';
 
 -- logout(token_hash): revokes the session; true when a live session was revoked.
-CREATE OR REPLACE FUNCTION dashboard.logout(_token_hash bytea) RETURNS boolean
+CREATE FUNCTION dashboard.logout(_token_hash bytea) RETURNS boolean
 LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
   SELECT insurance.require_role('insurance_anon');
   WITH revoked AS (
@@ -101,5 +141,49 @@ LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
     RETURNING 1)
   SELECT EXISTS (SELECT FROM revoked)
 $$;
+COMMENT ON FUNCTION dashboard.logout(bytea) IS
+  'Revokes the session with this token hash; true when a live session was revoked. Anonymous role.';
+REVOKE ALL ON FUNCTION dashboard.login_user(text, inet),
+  dashboard.login_succeeded(text, text, bytea, integer, inet, text),
+  dashboard.session_claims(bytea), dashboard.logout(bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.login_user(text, inet),
+  dashboard.login_succeeded(text, text, bytea, integer, inet, text),
+  dashboard.session_claims(bytea), dashboard.logout(bytea) TO insurance_anon, insurance_app;
 
+-- A tRPC procedure in one round trip: app/db.py's call_in_session resolves the session cookie
+-- inside the procedure's own statement, where the claims are set:
+--   SELECT dashboard.list_emissions(...) FROM (SELECT set_config('role', 'insurance_dashboard', true),
+--     set_config('request.jwt.claims', dashboard.session_claims_or_deny($2), true) OFFSET 0) AS _auth
+
+-- session_claims_or_deny(token_hash): the claims (JSON text) of a live dashboard session, as
+-- dashboard.session_claims builds them (that one is the anonymous role's, and this runs after
+-- the switch to insurance_dashboard); PT401 UNAUTHORIZED when the session is unknown, expired
+-- or revoked, or its user is deactivated.
+CREATE FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) RETURNS text
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _claims jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  SELECT jsonb_build_object('sub', u.id::text, 'email', u.email, 'role', 'dashboard',
+                            'sessionExpiresAt', s.expires_at)
+    INTO _claims
+    FROM insurance.dashboard_sessions s
+    JOIN insurance.dashboard_users u ON u.id = s.user_id
+   WHERE s.token_hash = _token_hash AND s.revoked_at IS NULL AND s.expires_at > pg_catalog.now()
+     AND u.active;
+  IF _claims IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'A valid dashboard session is required',
+                          DETAIL = 'UNAUTHORIZED';
+  END IF;
+  RETURN _claims::text;
+END
+$$;
+COMMENT ON FUNCTION dashboard.session_claims_or_deny(bytea) IS
+  'The claims (JSON text) of the live session with this token hash, resolved inside the tRPC call''s '
+  'own statement; raises PT401 UNAUTHORIZED otherwise. Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard.session_claims_or_deny(bytea) FROM PUBLIC;
+-- insurance_app: EXECUTE is checked against the login when the statement starts.
+GRANT EXECUTE ON FUNCTION dashboard.session_claims_or_deny(bytea) TO insurance_dashboard, insurance_app;
 COMMIT;

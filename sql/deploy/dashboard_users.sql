@@ -1,5 +1,6 @@
 -- Deploy insurance:dashboard_users to pg
 -- requires: schemas
+-- requires: email_address
 -- Back-office users (argon2 password hashes) and their server-side sessions.
 -- A session is found by the SHA-256 of its cookie value; revocable and expiring.
 BEGIN;
@@ -7,7 +8,7 @@ SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.dashboard_users (
   id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  email         text NOT NULL UNIQUE CHECK (email = lower(email) AND email ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'),
+  email         insurance.email NOT NULL UNIQUE,
   password_hash text NOT NULL CHECK (password_hash LIKE '$argon2%'),
   active        boolean NOT NULL DEFAULT true,
   created_at    timestamptz NOT NULL DEFAULT now()

@@ -24,6 +24,9 @@ BEGIN
   RETURN NULL;
 END
 $$;
+COMMENT ON FUNCTION integrations.enqueue_risk_item_dispatch() IS
+  'AFTER INSERT statement trigger of risk_items: one POST /api/integrations/dispatch outbox row per new'
+  ' item of a package with a sales slug. Trigger only.';
 REVOKE ALL ON FUNCTION integrations.enqueue_risk_item_dispatch() FROM PUBLIC;
 CREATE TRIGGER risk_items_dispatch AFTER INSERT ON insurance.risk_items
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
@@ -41,6 +44,9 @@ BEGIN
   RETURN NULL;
 END
 $$;
+COMMENT ON FUNCTION integrations.enqueue_order_dispatch() IS
+  'AFTER INSERT statement trigger of orders: one POST /api/integrations/dispatch-v2 outbox row per new '
+  'order whose event fires an integration (POLICY_CREATED). Trigger only.';
 REVOKE ALL ON FUNCTION integrations.enqueue_order_dispatch() FROM PUBLIC;
 CREATE TRIGGER orders_dispatch AFTER INSERT ON insurance.orders
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT

@@ -50,6 +50,9 @@ BEGIN
   RETURN NULL;
 END
 $$;
+COMMENT ON FUNCTION insurance._count_emissions() IS
+  'AFTER statement trigger of integration_emissions: +1/-1 per (status, provider) into '
+  'emission_count_deltas. Trigger only.';
 REVOKE ALL ON FUNCTION insurance._count_emissions() FROM PUBLIC;
 
 CREATE TRIGGER integration_emissions_count_insert AFTER INSERT ON insurance.integration_emissions
@@ -76,6 +79,9 @@ BEGIN
                      FROM insurance.emission_counts c), '[]');
 END
 $$;
+COMMENT ON FUNCTION insurance.fold_emission_counts() IS
+  'Folds emission_count_deltas into emission_counts and returns the totals [{status, provider, count}] '
+  '(zero rows kept). Service role (read_metrics) and operators.';
 REVOKE ALL ON FUNCTION insurance.fold_emission_counts() FROM PUBLIC;
 
 COMMIT;

@@ -1,7 +1,40 @@
 -- Deploy insurance:emission_state_machine to pg
--- requires: emission_state_machine@v1.0
--- requires: entry_point_roles
--- Providers that misbehave never poison the pipeline (issue 12):
+-- requires: emission_claims
+-- requires: chat_notifications
+-- The emission upsert: transitions, backoff, metadata, retries and notices in one transaction.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+-- The emission state machine (DESIGN.md), one transaction per outcome:
+--   (none)|FAILED -> SUCCESS     the provider accepted it; final
+--   (none)|FAILED -> FAILED      retryable error and attempts < max: attempts + 1,
+--                                next_retry_at from the backoff, /retry enqueued, chat notice
+--   (none)|FAILED -> ABANDONED   not retryable, or attempts reach max: chat notice, no retry
+--   SUCCESS -> SUCCESS           a repeated outcome changes nothing
+--   ABANDONED -> FAILED          only integrations.retry_from_backoffice (the dashboard)
+-- Settings reach SQL as an argument (options jsonb), from the app's Config:
+--   {"maxAttempts": 8, "retryBaseSeconds": 60, "retryCapSeconds": 21600, "chatWebhookUrl": "", "claimedBy": "..."}
+
+CREATE POLICY integration_emissions_insert_service ON insurance.integration_emissions
+  FOR INSERT TO insurance_service WITH CHECK (true);
+CREATE POLICY integration_emissions_update_service ON insurance.integration_emissions
+  FOR UPDATE TO insurance_service USING (true) WITH CHECK (true);
+-- metadata.integration is written by the service role.
+CREATE POLICY risk_items_update_service ON insurance.risk_items
+  FOR UPDATE TO insurance_service USING (true) WITH CHECK (true);
+
+-- retry_pending: whether a /retry of the emission waits in the outbox.
+CREATE FUNCTION integrations.retry_pending(_emission_id bigint) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = '' AS $$
+  SELECT EXISTS (SELECT FROM outbox.http_requests o
+                  WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
+                    AND (o.body ->> 'emissionId')::bigint = _emission_id
+                    AND o.url = '/api/integrations/retry')
+$$;
+COMMENT ON FUNCTION integrations.retry_pending(bigint) IS
+  'Whether a POST /api/integrations/retry of emission _emission_id waits in the outbox. Pipeline '
+  'functions.';
+-- Providers that misbehave never poison the pipeline:
 --   * retry_delay clamps the provider's Retry-After to [0, retryCapSeconds] (an absurd one
 --     overflowed make_interval into 22008 and failed the whole batch);
 --   * provider text is stripped of control characters and cut before it is stored (2,000
@@ -14,23 +47,25 @@
 --     FAILED with code OUTCOME_UNRECORDABLE (retried like any failure) and never rolls back
 --     the others;
 --   * retry_from_backoffice checks the switched role (require_role).
-BEGIN;
-SET LOCAL ROLE insurance_owner;
 
 -- retry_delay: exponential backoff with equal jitter for the n-th failed attempt:
 -- d = min(cap, base * 2^(n-1)), a uniform delay in [d/2, d]; the provider's Retry-After
 -- (seconds, clamped to [0, cap]) when it is longer.
-CREATE OR REPLACE FUNCTION integrations.retry_delay(attempt integer, base_seconds numeric, cap_seconds numeric,
-                                                    retry_after numeric DEFAULT NULL) RETURNS interval
+CREATE FUNCTION integrations.retry_delay(_attempt integer, _base_seconds numeric, _cap_seconds numeric,
+                                                    _retry_after numeric DEFAULT NULL) RETURNS interval
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
-  _d numeric := least(cap_seconds, base_seconds * power(2::numeric, least(greatest(attempt, 1) - 1, 40)));
+  _d numeric := least(_cap_seconds, _base_seconds * power(2::numeric, least(greatest(_attempt, 1) - 1, 40)));
 BEGIN
   RETURN pg_catalog.make_interval(secs => greatest(
     _d / 2 + pg_catalog.random()::numeric * _d / 2,
-    least(greatest(coalesce(retry_after, 0), 0), cap_seconds))::double precision);
+    least(greatest(coalesce(_retry_after, 0), 0), _cap_seconds))::double precision);
 END
 $$;
+COMMENT ON FUNCTION integrations.retry_delay(integer, numeric, numeric, numeric) IS
+  'The backoff before retry _attempt: equal-jitter exponential min(cap, base * 2^(n-1)), or the '
+  'provider''s Retry-After (clamped to [0, cap]) when longer. Service role.';
+GRANT EXECUTE ON FUNCTION integrations.retry_delay(integer, numeric, numeric, numeric) TO insurance_service;
 
 -- _clean_text: provider text fit to store: control characters (NUL cannot reach text)
 -- removed, cut to _max characters and, for wide characters, to about _max bytes.
@@ -45,41 +80,47 @@ BEGIN
   RETURN _out;
 END
 $$;
-GRANT EXECUTE ON FUNCTION integrations._clean_text(text, integer) TO insurance_service, insurance_app;
+COMMENT ON FUNCTION integrations._clean_text(text, integer) IS
+  'Provider text fit to store: control characters removed, cut to _max characters (and about _max '
+  'bytes). Service role.';
+GRANT EXECUTE ON FUNCTION integrations._clean_text(text, integer) TO insurance_service;
 
 -- record_emission: the orchestrator's outcome (OrchestratorResult.as_json()) for the key, in
 -- one transaction: upsert the emission (error_history: code, cleaned message, HTTP status,
 -- masked request payload), update risk_items.metadata.integration for the sales dispatch,
 -- enqueue the chat notice (FAILED, ABANDONED) and the delayed /retry (FAILED), give the
 -- key's claim back. Returns integrations.emission_json.
-CREATE OR REPLACE FUNCTION integrations.record_emission(risk_item_id bigint, provider text, event text,
-                                                        outcome jsonb, options jsonb DEFAULT '{}') RETURNS jsonb
+CREATE FUNCTION integrations.record_emission(_risk_item_id bigint, _provider text, _event text,
+                                                        _outcome jsonb, _options jsonb DEFAULT '{}') RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _max integer := coalesce((options ->> 'maxAttempts')::integer, 8);
-  _base numeric := coalesce((options ->> 'retryBaseSeconds')::numeric, 60);
-  _cap numeric := coalesce((options ->> 'retryCapSeconds')::numeric, 21600);
-  _chat text := nullif(options ->> 'chatWebhookUrl', '');
+  _max integer := coalesce((_options ->> 'maxAttempts')::integer, 8);
+  _base numeric := coalesce((_options ->> 'retryBaseSeconds')::numeric, 60);
+  _cap numeric := coalesce((_options ->> 'retryCapSeconds')::numeric, 21600);
+  _chat text := nullif(_options ->> 'chatWebhookUrl', '');
   _old insurance.integration_emissions;
   _em insurance.integration_emissions;
-  _ok boolean := outcome ->> 'status' = 'SUCCESS';
-  _retryable boolean := coalesce((outcome ->> 'retryable')::boolean, false);
+  _ok boolean := _outcome ->> 'status' = 'SUCCESS';
+  _retryable boolean := coalesce((_outcome ->> 'retryable')::boolean, false);
   _attempts integer;
   _status text;
   _next timestamptz;
   _error jsonb;
-  _payload jsonb := outcome -> 'requestPayload';
+  _payload jsonb := _outcome -> 'requestPayload';
   _uid uuid;
 BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_service');
+  END IF;
   SELECT * INTO _old FROM insurance.integration_emissions e
-   WHERE e.risk_item_id = record_emission.risk_item_id AND e.provider = record_emission.provider
-     AND e.event = record_emission.event
+   WHERE e.risk_item_id = _risk_item_id AND e.provider = _provider
+     AND e.event = _event
    FOR UPDATE;
 
   DELETE FROM insurance.emission_claims c
-   WHERE c.risk_item_id = record_emission.risk_item_id AND c.provider = record_emission.provider
-     AND c.event = record_emission.event
-     AND (options ->> 'claimedBy' IS NULL OR c.claimed_by = options ->> 'claimedBy');
+   WHERE c.risk_item_id = _risk_item_id AND c.provider = _provider
+     AND c.event = _event
+     AND (_options ->> 'claimedBy' IS NULL OR c.claimed_by = _options ->> 'claimedBy');
 
   IF _old.status = 'SUCCESS' THEN  -- final: a late or repeated outcome changes nothing
     RETURN integrations.emission_json(_old);
@@ -94,14 +135,14 @@ BEGIN
     END IF;
     _error := pg_catalog.jsonb_build_object(
       'at', pg_catalog.now(), 'attempt', _attempts,
-      'code', integrations._clean_text(coalesce(outcome ->> 'code', 'UNKNOWN'), 64),
-      'message', integrations._clean_text(coalesce(outcome ->> 'message', ''), 2000),
-      'httpStatus', (outcome ->> 'httpStatus')::integer, 'retryable', _retryable,
+      'code', integrations._clean_text(coalesce(_outcome ->> 'code', 'UNKNOWN'), 64),
+      'message', integrations._clean_text(coalesce(_outcome ->> 'message', ''), 2000),
+      'httpStatus', (_outcome ->> 'httpStatus')::integer, 'retryable', _retryable,
       'requestPayload', _payload);
     IF _retryable AND _attempts < _max THEN
       _status := 'FAILED';
       _next := pg_catalog.now() + integrations.retry_delay(_attempts, _base, _cap,
-                                                           (outcome ->> 'retryAfter')::numeric);
+                                                           (_outcome ->> 'retryAfter')::numeric);
     ELSE
       _status := 'ABANDONED';
     END IF;
@@ -109,9 +150,9 @@ BEGIN
 
   INSERT INTO insurance.integration_emissions AS e
          (risk_item_id, provider, event, status, external_id, response, error_history, next_retry_at, attempts)
-  VALUES (risk_item_id, provider, event, _status,
-          CASE WHEN _ok THEN outcome ->> 'externalId' END,
-          CASE WHEN _ok THEN coalesce(outcome -> 'response', 'null') END,
+  VALUES (_risk_item_id, _provider, _event, _status,
+          CASE WHEN _ok THEN _outcome ->> 'externalId' END,
+          CASE WHEN _ok THEN coalesce(_outcome -> 'response', 'null') END,
           CASE WHEN _ok THEN '[]'::jsonb ELSE pg_catalog.jsonb_build_array(_error) END,
           _next, _attempts)
   ON CONFLICT ON CONSTRAINT integration_emissions_risk_item_id_provider_event_key DO UPDATE
@@ -125,18 +166,18 @@ BEGIN
 
   -- The specification's metadata.integration tells the sales dispatch; holders and partners
   -- read it, so its error is a code and a generic message.
-  IF event = 'SALES_DISPATCH' THEN
+  IF _event = 'SALES_DISPATCH' THEN
     UPDATE insurance.risk_items r
        SET metadata = pg_catalog.jsonb_set(r.metadata, '{integration}', pg_catalog.jsonb_build_object(
-             'state', _status, 'externalId', _em.external_id, 'emissionId', _em.id, 'provider', provider,
-             'event', event, 'updatedAt', pg_catalog.now(),
+             'state', _status, 'externalId', _em.external_id, 'emissionId', _em.id, 'provider', _provider,
+             'event', _event, 'updatedAt', pg_catalog.now(),
              'error', CASE WHEN _error IS NOT NULL THEN pg_catalog.jsonb_build_object(
                         'code', _error -> 'code', 'httpStatus', _error -> 'httpStatus',
                         'retryable', _retryable, 'at', _error -> 'at',
                         'message', CASE WHEN _status = 'FAILED'
                                         THEN 'The insurer could not take the policy yet; it will be retried.'
                                         ELSE 'The insurer did not take the policy.' END) END))
-     WHERE r.id = record_emission.risk_item_id
+     WHERE r.id = _risk_item_id
     RETURNING r.uid INTO _uid;
   END IF;
 
@@ -146,24 +187,26 @@ BEGIN
   END IF;
   IF _status <> 'SUCCESS' AND _chat IS NOT NULL THEN
     IF _uid IS NULL THEN
-      SELECT r.uid INTO _uid FROM insurance.risk_items r WHERE r.id = record_emission.risk_item_id;
+      SELECT r.uid INTO _uid FROM insurance.risk_items r WHERE r.id = _risk_item_id;
     END IF;
-    PERFORM outbox.http_post(_chat, integrations.chat_message(provider, event, _uid, _status,
+    PERFORM outbox.http_post(_chat, integrations.chat_message(_provider, _event, _uid, _status,
                                                               _error ->> 'code', pg_catalog.left(_error ->> 'message', 300),
                                                               _attempts, _max, _next), '{}', NULL);
   END IF;
   RETURN integrations.emission_json(_em);
 END
 $$;
+COMMENT ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb) IS
+  'Records an orchestrator outcome for the key in one transaction: the emission upsert and its '
+  'transition (SUCCESS final; FAILED with backoff and a delayed /retry; ABANDONED), '
+  'metadata.integration for the sales dispatch, chat notices, the claim given back; returns '
+  'integrations.emission_json. Service role.';
+GRANT EXECUTE ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb)
+   TO insurance_service, insurance_app;
 
--- record_batch: record_emission for each outcome, answers in order.
+-- record_batch: record_emission for each outcome, in one transaction, answers in order.
 -- outcomes: [{"riskItemId", "provider", "event", "outcome": OrchestratorResult.as_json()}]
--- The whole batch is tried at once (one subtransaction, the common case); when any outcome
--- fails to store, each is recorded in its own subtransaction, and one that still fails is
--- recorded as a retryable FAILED with code OUTCOME_UNRECORDABLE (or, when even that cannot
--- be stored, answered FAILED with its claim given back).
-DROP FUNCTION integrations.record_batch(jsonb, jsonb);
-CREATE FUNCTION integrations.record_batch(outcomes jsonb, options jsonb DEFAULT '{}') RETURNS jsonb
+CREATE FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb DEFAULT '{}') RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _out jsonb := '[]';
@@ -172,20 +215,23 @@ DECLARE
   _state text;
   _unrecordable jsonb;
 BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_service');
+  END IF;
   BEGIN
     SELECT coalesce(pg_catalog.jsonb_agg(
              integrations.record_emission((o ->> 'riskItemId')::bigint, o ->> 'provider', o ->> 'event',
-                                          o -> 'outcome', options) ORDER BY n), '[]')
+                                          o -> 'outcome', _options) ORDER BY n), '[]')
       INTO _out
-      FROM pg_catalog.jsonb_array_elements(outcomes) WITH ORDINALITY AS x(o, n);
+      FROM pg_catalog.jsonb_array_elements(_outcomes) WITH ORDINALITY AS x(o, n);
     RETURN _out;
   EXCEPTION WHEN OTHERS THEN
     _out := '[]';
   END;
-  FOR _o IN SELECT o FROM pg_catalog.jsonb_array_elements(outcomes) WITH ORDINALITY AS x(o, n) ORDER BY n LOOP
+  FOR _o IN SELECT o FROM pg_catalog.jsonb_array_elements(_outcomes) WITH ORDINALITY AS x(o, n) ORDER BY n LOOP
     BEGIN
       _one := integrations.record_emission((_o ->> 'riskItemId')::bigint, _o ->> 'provider', _o ->> 'event',
-                                           _o -> 'outcome', options);
+                                           _o -> 'outcome', _options);
     EXCEPTION WHEN OTHERS THEN
       GET STACKED DIAGNOSTICS _state = RETURNED_SQLSTATE;
       _unrecordable := pg_catalog.jsonb_build_object(
@@ -193,7 +239,7 @@ BEGIN
         'message', 'the outcome could not be stored (SQLSTATE ' || _state || ')');
       BEGIN
         _one := integrations.record_emission((_o ->> 'riskItemId')::bigint, _o ->> 'provider', _o ->> 'event',
-                                             _unrecordable, options);
+                                             _unrecordable, _options);
       EXCEPTION WHEN OTHERS THEN
         BEGIN
           DELETE FROM insurance.emission_claims c
@@ -213,10 +259,16 @@ BEGIN
   RETURN _out;
 END
 $$;
+COMMENT ON FUNCTION integrations.record_batch(jsonb, jsonb) IS
+  'integrations.record_emission for each outcome [{riskItemId, provider, event, outcome}] in order; one'
+  ' that cannot be stored becomes FAILED OUTCOME_UNRECORDABLE without rolling back the others. Service '
+  'role.';
 GRANT EXECUTE ON FUNCTION integrations.record_batch(jsonb, jsonb) TO insurance_service, insurance_app;
 
--- retry_from_backoffice: as in @v1.0, guarded: only the dashboard role may call it.
-CREATE OR REPLACE FUNCTION integrations.retry_from_backoffice(emission_ids bigint[]) RETURNS jsonb
+-- retry_from_backoffice: the retry an operator asks for. No role may call it directly: the
+-- dashboard's dashboard.retry_emissions (SECURITY DEFINER, audited) calls it for the
+-- dashboard session, and the guard checks that session's role.
+CREATE FUNCTION integrations.retry_from_backoffice(_emission_ids bigint[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _id bigint;
@@ -225,7 +277,7 @@ DECLARE
   _out jsonb := '[]';
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
-  FOREACH _id IN ARRAY coalesce(emission_ids, '{}') LOOP
+  FOREACH _id IN ARRAY coalesce(_emission_ids, '{}') LOOP
     SELECT * INTO _em FROM insurance.integration_emissions e WHERE e.id = _id FOR UPDATE;
     IF NOT FOUND THEN
       RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'emission not found', DETAIL = 'NOT_FOUND',
@@ -255,5 +307,9 @@ BEGIN
   RETURN _out;
 END
 $$;
-
+COMMENT ON FUNCTION integrations.retry_from_backoffice(bigint[]) IS
+  'Restarts emissions _emission_ids (FAILED and ABANDONED become FAILED, due now; ABANDONED attempts '
+  'from 0) and queues their /retry; returns [{id, status, queued}]; raises PT404 for an unknown id. No '
+  'role: dashboard.retry_emissions only.';
+REVOKE ALL ON FUNCTION integrations.retry_from_backoffice(bigint[]) FROM PUBLIC;
 COMMIT;

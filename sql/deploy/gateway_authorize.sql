@@ -1,18 +1,19 @@
 -- Deploy insurance:gateway_authorize to pg
 -- requires: channels
--- requires: channel_key_generation
+-- requires: request_identity
+-- API key hash + branch -> channel context and key generation, the only door through channels.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
 -- The public door of the gateway: an API key (its SHA-256, computed by the app) and the
 -- branch of the URL -> the channel's context, from which the app signs the branch token.
 -- No role may read insurance.channels, so this function crosses that boundary.
--- Rework: the context carries the key generation (`gen`), which the token keeps and
+-- The context carries the key generation (`gen`), which the token keeps and
 -- gateway.admit() checks; the require_role guard.
-BEGIN;
-SET LOCAL ROLE insurance_owner;
 
 -- authorize(key_hash, branch): {id, name, branch, gen[, ia_keys][, integration_payload]} of the
 -- channel, or PT401 INVALID_API_KEY (unknown key), PT403 CHANNEL_REVOKED (inactive channel),
 -- PT403 BRANCH_NOT_ALLOWED (the channel may not use this branch).
-CREATE OR REPLACE FUNCTION gateway.authorize(_key_hash bytea, _branch text) RETURNS jsonb
+CREATE FUNCTION gateway.authorize(_key_hash bytea, _branch text) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _c insurance.channels;
@@ -38,7 +39,10 @@ BEGIN
               ELSE '{}' END;
 END
 $$;
+COMMENT ON FUNCTION gateway.authorize(bytea, text) IS
+  'The context {id, name, branch, gen, ia_keys (ia branches), integration_payload (integrations '
+  'branches)} of the channel with this API key hash; raises PT401 INVALID_API_KEY, PT403 '
+  'CHANNEL_REVOKED or BRANCH_NOT_ALLOWED. Anonymous role (the authorize routes).';
 REVOKE ALL ON FUNCTION gateway.authorize(bytea, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.authorize(bytea, text) TO insurance_anon, insurance_app;
-
 COMMIT;

@@ -1,12 +1,133 @@
--- Deploy insurance:gateway_risk_items to pg (reworked)
--- requires: gateway_risk_items@v1.0
--- requires: email_address
--- requires: entry_point_roles
+-- Deploy insurance:gateway_risk_items to pg
+-- requires: channel_rls
+-- requires: rate_limits
+-- requires: channel_packages
+-- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+-- The risk-item routes of gateway v1 and v2, one function per route. They run as
+-- insurance_channel (SECURITY INVOKER): which rows a channel sees or creates is decided by
+-- the policies of channel_rls, never by a WHERE clause here. Each starts with
+-- gateway.admit() (active channel, rate limit) and returns a gateway.reply.
+
+-- risk_item_documents: each risk item as the gateway shows it (its id and uid, its package
+-- uid and beneficiaries). A view (inlined into each query, so the policies' claim lookups run once
+-- per query, not once per item); security_invoker, so the caller's RLS applies.
+CREATE VIEW gateway.risk_item_documents WITH (security_invoker = true) AS
+SELECT r.id, r.uid, r.policy_uid,
+       pg_catalog.jsonb_build_object(
+         'id', r.id,
+         'uid', r.uid,
+         'package_uid', p.uid,
+         'policy_uid', r.policy_uid,
+         'status', r.status,
+         'variant', r.variant,
+         'insured_subject', r.insured_subject,
+         'beneficiaries', coalesce(b.list, '[]'),
+         'metadata', r.metadata,
+         'created_at', r.created_at,
+         'updated_at', r.updated_at) AS document
+  FROM insurance.risk_items r
+  JOIN insurance.packages p ON p.id = r.package_id
+  LEFT JOIN LATERAL (
+    SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.id) AS list
+      FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id) AS b ON true;
+COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answers them; RLS of the caller applies';
+
+-- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
+-- order) of the channel, optionally of one policy uid, with the total count. The app
+-- checks the window (0 <= from <= to, at most 100 items). One scan gives both the window
+-- and the total (count(*) OVER () runs before OFFSET/LIMIT); only a window past the end
+-- needs a second count. The documents are looked up by key for the window's rows only
+-- (a scalar subquery per row, never a join over all of the channel's items).
+CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
+RETURNS gateway.reply
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply := gateway.admit(_limit);
+  _items jsonb;
+  _total bigint;
+BEGIN
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  SELECT coalesce(pg_catalog.jsonb_agg(
+           (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id) ORDER BY page.id), '[]'),
+         max(page.total)
+    INTO _items, _total
+    FROM (SELECT r.id, count(*) OVER () AS total FROM insurance.risk_items r
+           WHERE _policy IS NULL OR r.policy_uid = _policy
+           ORDER BY r.id OFFSET _from LIMIT _to - _from + 1) AS page;
+  IF _total IS NULL THEN
+    SELECT count(*) INTO _total FROM insurance.risk_items r WHERE _policy IS NULL OR r.policy_uid = _policy;
+  END IF;
+  _reply.data := pg_catalog.jsonb_build_object('items', _items, 'total', _total, 'from', _from, 'to', _to);
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
+  'Admits the call (gateway.admit) and answers the channel''s items _from.._to in creation order, '
+  'optionally of one policy uid, with the total: a gateway.reply. Channel role.';
+
+-- page_risk_items(limit, page_size, after, policy): keyset pagination (gateway v2): up to
+-- page_size items with an id after `after` (NULL: from the start), the total count and
+-- `nextCursor` (the last id as 8 bytes in unpadded base64url, NULL on the last page),
+-- which the app decodes back into `after`.
+CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
+RETURNS gateway.reply
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply := gateway.admit(_limit);
+BEGIN
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  SELECT pg_catalog.jsonb_build_object(
+           'items', coalesce(pg_catalog.jsonb_agg(
+                               (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                               ORDER BY page.id) FILTER (WHERE page.n <= _page_size), '[]'),
+           'total', (SELECT count(*) FROM insurance.risk_items r
+                      WHERE _policy IS NULL OR r.policy_uid = _policy),
+           'nextCursor', CASE WHEN count(*) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
+                           pg_catalog.int8send(max(page.id) FILTER (WHERE page.n <= _page_size)), 'base64'),
+                           '+/=', '-_') END)
+    INTO _reply.data
+    FROM (SELECT r.id, row_number() OVER (ORDER BY r.id) AS n FROM insurance.risk_items r
+           WHERE (_after IS NULL OR r.id > _after) AND (_policy IS NULL OR r.policy_uid = _policy)
+           ORDER BY r.id LIMIT _page_size + 1) AS page;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
+  'Admits the call and answers up to _page_size of the channel''s items after id _after (keyset, '
+  'gateway v2), optionally of one policy uid, with total and nextCursor: a gateway.reply. Channel role.';
+
+-- get_risk_item(limit, uid): one item of the channel, or PT404 RISK_ITEM_NOT_FOUND (also
+-- for another channel's item: RLS hides it).
+CREATE FUNCTION gateway.get_risk_item(_limit integer, _uid uuid) RETURNS gateway.reply
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply := gateway.admit(_limit);
+BEGIN
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d WHERE d.uid = _uid;
+  IF _reply.data IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'RISK_ITEM_NOT_FOUND';
+  END IF;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.get_risk_item(integer, uuid) IS
+  'Admits the call and answers the channel''s item _uid: a gateway.reply; raises PT404 '
+  'RISK_ITEM_NOT_FOUND (also for another channel''s item). Channel role.';
+
+GRANT SELECT ON gateway.risk_item_documents TO insurance_channel;
 -- create_risk_item reports every broken field rule at once, per field, and the rules it reports
 -- are the tables' own (CHECK and NOT NULL, read from the catalog): the app holds no copy of them.
 -- Only the JSON shape of the body (which keys, which JSON types) is written here.
-BEGIN;
-SET LOCAL ROLE insurance_owner;
 
 -- _broken_rules(table, row): the rules of `table` that `row` (jsonb keyed by column name) breaks,
 -- as [{column, message}]: a value the column's type cannot hold, a NULL in a NOT NULL column, a
@@ -67,6 +188,10 @@ BEGIN
   RETURN _problems;
 END
 $$;
+COMMENT ON FUNCTION gateway._broken_rules(regclass, jsonb) IS
+  'The rules of table _table that _row (jsonb by column) breaks, as [{column, message}]: type, NOT '
+  'NULL, CHECK (message: the constraint''s comment). Dynamic SQL; called only after an insert failed. '
+  'Channel role.';
 
 -- _shape_problems(value, prefix, types, required): [{field, message}] for the keys of the object
 -- `value` that `types` ({key: JSON type}) does not know, the `required` keys it lacks and the values
@@ -86,13 +211,16 @@ LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
                       THEN t.key = ANY (_required)
                       ELSE pg_catalog.jsonb_typeof(_value -> t.key) <> (t.value #>> '{}') END) AS p
 $$;
+COMMENT ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) IS
+  '[{field, message}] for the keys of _value that _types does not know, the _required keys it lacks and'
+  ' the values of another JSON type. Channel role.';
 
 -- create_risk_item(limit, item): creates the item for the token's channel, with its
 -- beneficiaries. PT400 VALIDATION_ERROR with details [{field, message}] naming every field that
 -- breaks the body's shape or a rule of insurance.risk_items / insurance.beneficiaries,
 -- PT422 UNKNOWN_PACKAGE, PT422 INVALID_VARIANT (not sold by the package), PT409 DUPLICATE_POLICY
 -- (same policy uid in the same package, whichever channel holds it).
-CREATE OR REPLACE FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) RETURNS gateway.reply
+CREATE FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply         gateway.reply;
@@ -187,11 +315,22 @@ BEGIN
   RETURN _reply;
 END
 $$;
+COMMENT ON FUNCTION gateway.create_risk_item(integer, jsonb) IS
+  'Admits the call and creates the item with its beneficiaries for the token''s channel: a '
+  'gateway.reply (201); raises PT400 VALIDATION_ERROR naming every broken field, PT422 UNKNOWN_PACKAGE '
+  '/ INVALID_VARIANT, PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY (same policy uid in the '
+  'package). Channel role.';
 
-COMMENT ON CONSTRAINT beneficiaries_check ON insurance.beneficiaries IS 'the holder needs an e-mail address';
 REVOKE ALL ON FUNCTION gateway._broken_rules(regclass, jsonb), gateway._shape_problems(jsonb, text, jsonb, text[])
   FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway._broken_rules(regclass, jsonb), gateway._shape_problems(jsonb, text, jsonb, text[])
   TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
+  gateway.page_risk_items(integer, integer, bigint, text),
+  gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
+  gateway.page_risk_items(integer, integer, bigint, text),
+  gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb)
+  TO insurance_channel, insurance_app;
 
 COMMIT;

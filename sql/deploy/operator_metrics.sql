@@ -1,8 +1,7 @@
 -- Deploy insurance:operator_metrics to pg
 -- requires: emission_counts
--- requires: sweep_heartbeat
 -- requires: outbox_functions
--- requires: entry_point_roles
+-- requires: scheduled_jobs
 -- The database's gauges for GET /metrics, read in one call at scrape time. Every part is an
 -- index lookup or a small table: the pending and the dead outbox rows through their partial
 -- indexes, the emission totals from insurance.emission_counts, the sweep's heartbeat row.
@@ -29,6 +28,9 @@ BEGIN
                              WHERE j.job = 'retry_sweep'));
 END
 $$;
+COMMENT ON FUNCTION insurance.read_metrics() IS
+  'Every database gauge of /metrics in one call: outbox pending/dead/oldest age, emission counts per '
+  'status and provider, last retry sweep. Service role.';
 REVOKE ALL ON FUNCTION insurance.read_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION insurance.read_metrics() TO insurance_service, insurance_app;
 

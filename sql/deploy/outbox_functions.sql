@@ -1,5 +1,12 @@
 -- Deploy insurance:outbox_functions to pg
--- requires: outbox_functions@v1.0
+-- requires: outbox
+-- requires: audit_log
+-- requires: request_identity
+-- The outbox's API (pg_net's shape) and the worker's verbs:
+--   outbox.http_post(url, body, headers, deliver_after)  enqueue one call, durable, and NOTIFY
+--   outbox.claim_batch(worker, size, lease_seconds)       lease due rows (FOR UPDATE SKIP LOCKED)
+--   outbox.record_deliveries(worker, results)             done, or back off and retry later
+--   outbox.release(worker, ids)                           give leased rows back (shutdown)
 -- Dead letters: a row whose delivery failed max_attempts times (the worker's
 -- OUTBOX_MAX_ATTEMPTS) gets dead_at and is no longer claimed; it is kept for an operator,
 -- who lists it and puts it back in the queue (outbox.list_requests, outbox.retry_requests:
@@ -9,31 +16,45 @@
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
-ALTER TABLE outbox.http_requests ADD COLUMN dead_at timestamptz;
-COMMENT ON COLUMN outbox.http_requests.dead_at IS
-  'Set when the delivery failed OUTBOX_MAX_ATTEMPTS times: never delivered again until an operator retries it';
--- The claim scans live rows only; dead rows have their own small index for the operator.
-DROP INDEX outbox.http_requests_pending_idx;
-CREATE INDEX http_requests_pending_idx ON outbox.http_requests (deliver_after)
-  WHERE delivered_at IS NULL AND dead_at IS NULL;
-CREATE INDEX http_requests_dead_idx ON outbox.http_requests (id) WHERE dead_at IS NOT NULL;
+-- http_post: one durable outbound call; returns its id. Notifies channel 'outbox' with the
+-- epoch of deliver_after (identical payloads of one transaction collapse into one notice).
+CREATE FUNCTION outbox.http_post(url text, body jsonb DEFAULT '{}', headers jsonb DEFAULT '{}',
+                                 deliver_after timestamptz DEFAULT now()) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _id bigint;
+  _at timestamptz := greatest(coalesce(deliver_after, pg_catalog.now()), pg_catalog.now());
+BEGIN
+  INSERT INTO outbox.http_requests (url, body, headers, deliver_after)
+  VALUES (url, body, coalesce(headers, '{}'), _at)
+  RETURNING id INTO _id;
+  PERFORM pg_catalog.pg_notify('outbox', CASE WHEN _at <= pg_catalog.now() THEN ''
+                                              ELSE pg_catalog.floor(extract(epoch FROM _at))::text END);
+  RETURN _id;
+END
+$$;
+REVOKE ALL ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) FROM PUBLIC;
+COMMENT ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) IS
+  'Queues one durable POST of body to url (an absolute URL or an API path) with headers, not before deliver_after; '
+  'returns its id and NOTIFYs outbox. pg_net''s shape. Service role and SECURITY DEFINER triggers.';
+GRANT EXECUTE ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) TO insurance_service;
 
 -- claim_batch: lease up to `size` due rows to `worker`; a row whose lease expired (its worker
 -- died) is due again, a dead row never is. Returns {"requests": [{id, method, url, headers,
 -- body, attempts}], "nextDueAt": epoch seconds of the next delayed row or null}.
-CREATE OR REPLACE FUNCTION outbox.claim_batch(worker text, size integer, lease_seconds integer) RETURNS jsonb
+CREATE FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) RETURNS jsonb
 LANGUAGE sql SET search_path = '' AS $$
   WITH due AS (
     SELECT r.id FROM outbox.http_requests r
      WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
        AND (r.lease_until IS NULL OR r.lease_until < pg_catalog.now())
      ORDER BY r.deliver_after
-     LIMIT size
+     LIMIT _size
      FOR UPDATE SKIP LOCKED
   ), leased AS (
     UPDATE outbox.http_requests r
-       SET lease_until = pg_catalog.now() + pg_catalog.make_interval(secs => lease_seconds),
-           leased_by = worker, attempts = r.attempts + 1
+       SET lease_until = pg_catalog.now() + pg_catalog.make_interval(secs => _lease_seconds),
+           leased_by = _worker, attempts = r.attempts + 1
       FROM due WHERE r.id = due.id
     RETURNING r.id, r.method, r.url, r.headers, r.body, r.attempts
   )
@@ -42,38 +63,64 @@ LANGUAGE sql SET search_path = '' AS $$
     'nextDueAt', (SELECT extract(epoch FROM min(r.deliver_after)) FROM outbox.http_requests r
                    WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after > pg_catalog.now()))
 $$;
+COMMENT ON FUNCTION outbox.claim_batch(text, integer, integer) IS
+  'Leases up to size due rows to worker for lease_seconds (attempts + 1); returns {requests: [{id, method, url, headers, '
+  'body, attempts}], nextDueAt}. The worker (service role).';
+GRANT EXECUTE ON FUNCTION outbox.claim_batch(text, integer, integer) TO insurance_service, insurance_app;
 
--- record_deliveries: the outcome of delivered rows, [{id, status, error, retry}] (status: the
--- HTTP answer or null when none came; retry: true when the worker knows the answer is not
--- final). An answer other than 408, 409, 425, 429 or 5xx is final; otherwise the row goes
--- back to the queue after 2^attempts seconds (at most an hour), or dies once it has been
--- tried max_attempts times. Only rows still leased by `worker` change. Returns how many
--- rows were done (delivered).
-DROP FUNCTION outbox.record_deliveries(text, jsonb);
-CREATE FUNCTION outbox.record_deliveries(worker text, results jsonb, max_attempts integer DEFAULT 20)
+-- is_final(status): a delivery answered with this status needs no retry (null: no answer came).
+CREATE FUNCTION outbox.is_final(_status integer) RETURNS boolean
+LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+  SELECT _status IS NOT NULL AND _status NOT IN (408, 409, 425, 429) AND _status < 500;
+END;
+COMMENT ON FUNCTION outbox.is_final(integer) IS
+  'True when a delivery answered with this HTTP status needs no retry (NULL: no answer came). Inlined; service role.';
+GRANT EXECUTE ON FUNCTION outbox.is_final(integer) TO insurance_service;
+
+-- record_deliveries: the worker's results [{id, status, error, retry}]: a final answer delivers the row; any other
+-- backs it off (2^attempts s, at most an hour), or makes it dead after max_attempts.
+CREATE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20)
 RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
   WITH res AS (
     SELECT (x ->> 'id')::bigint AS id, (x ->> 'status')::integer AS status, x ->> 'error' AS error,
            outbox.is_final((x ->> 'status')::integer) AND NOT coalesce((x ->> 'retry')::boolean, false) AS final
-      FROM pg_catalog.jsonb_array_elements(results) AS x
+      FROM pg_catalog.jsonb_array_elements(_results) AS x
   ), upd AS (
     UPDATE outbox.http_requests r
        SET last_status = res.status,
            last_error = pg_catalog.left(res.error, 500),
            lease_until = NULL, leased_by = NULL,
            delivered_at = CASE WHEN res.final THEN pg_catalog.now() END,
-           dead_at = CASE WHEN NOT res.final AND r.attempts >= max_attempts THEN pg_catalog.now() END,
-           deliver_after = CASE WHEN res.final OR r.attempts >= max_attempts THEN r.deliver_after
+           dead_at = CASE WHEN NOT res.final AND r.attempts >= _max_attempts THEN pg_catalog.now() END,
+           deliver_after = CASE WHEN res.final OR r.attempts >= _max_attempts THEN r.deliver_after
                                 ELSE pg_catalog.now() + pg_catalog.make_interval(
                                        secs => least(3600, power(2, least(r.attempts, 12)))) END
       FROM res
-     WHERE r.id = res.id AND r.leased_by = worker AND r.delivered_at IS NULL
+     WHERE r.id = res.id AND r.leased_by = _worker AND r.delivered_at IS NULL
     RETURNING r.delivered_at
   )
   SELECT count(*) FILTER (WHERE delivered_at IS NOT NULL)::integer FROM upd
 $$;
+COMMENT ON FUNCTION outbox.record_deliveries(text, jsonb, integer) IS
+  'Records the worker''s results [{id, status, error, retry}] on rows it leases: delivered, backed off, or dead after '
+  'max_attempts; returns how many were delivered. The worker (service role).';
 GRANT EXECUTE ON FUNCTION outbox.record_deliveries(text, jsonb, integer) TO insurance_service, insurance_app;
+
+-- release: give rows leased by `worker` back to the queue at once (a clean shutdown).
+CREATE FUNCTION outbox.release(_worker text, _ids bigint[]) RETURNS integer
+LANGUAGE sql SET search_path = '' AS $$
+  WITH upd AS (
+    UPDATE outbox.http_requests r SET lease_until = NULL, leased_by = NULL,
+                                      attempts = greatest(r.attempts - 1, 0)
+     WHERE r.id = ANY (_ids) AND r.leased_by = _worker AND r.delivered_at IS NULL
+    RETURNING 1)
+  SELECT count(*)::integer FROM upd
+$$;
+COMMENT ON FUNCTION outbox.release(text, bigint[]) IS
+  'Gives rows ids leased by worker back to the queue at once, their attempt uncounted; returns how many. The worker on shutdown.';
+GRANT EXECUTE ON FUNCTION outbox.release(text, bigint[]) TO insurance_service, insurance_app;
 
 -- list_requests: the operator's view of the queue, newest first: dead rows only, or every
 -- row not yet delivered (dead ones included). The command line's `outbox list`.
@@ -89,6 +136,8 @@ LANGUAGE sql STABLE SET search_path = '' AS $$
            ORDER BY r.id DESC
            LIMIT greatest(least(coalesce(_limit, 100), 10000), 1)) r
 $$;
+COMMENT ON FUNCTION outbox.list_requests(boolean, integer) IS
+  'Undelivered rows (only dead ones with _dead), newest first, at most _limit (1..10000, default 100), as JSON. Operators.';
 REVOKE ALL ON FUNCTION outbox.list_requests(boolean, integer) FROM PUBLIC;
 
 -- retry_requests: put rows back in the queue, due now with their attempts counted from zero
@@ -123,6 +172,9 @@ BEGIN
   RETURN _out;
 END
 $$;
+COMMENT ON FUNCTION outbox.retry_requests(text, bigint[], boolean) IS
+  'Puts rows _ids (and every dead row with _all_dead) back in the queue, due now, attempts from zero; audited as '
+  'outbox.retry by _actor; returns [{id, result: queued|delivered|not_found}]. Operators.';
 REVOKE ALL ON FUNCTION outbox.retry_requests(text, bigint[], boolean) FROM PUBLIC;
 
 COMMIT;

@@ -18,7 +18,7 @@ CREATE TABLE insurance.postsales_otp (
 CREATE INDEX postsales_otp_email_created_at_idx ON insurance.postsales_otp (email, created_at DESC);
 COMMENT ON TABLE insurance.postsales_otp IS 'Issued post-sales OTPs: keyed hash, expiry, failed attempts';
 
--- Only SECURITY DEFINER functions of the post-sales change touch it.
+-- Only SECURITY DEFINER functions of postsales_otp_functions touch it.
 ALTER TABLE insurance.postsales_otp ENABLE ROW LEVEL SECURITY;
 
 COMMIT;

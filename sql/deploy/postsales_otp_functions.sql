@@ -1,16 +1,36 @@
 -- Deploy insurance:postsales_otp_functions to pg
 -- requires: postsales_otp
--- requires: claimant_rls
 -- requires: client_ip_limits
--- requires: entry_point_roles
--- Rework: OTP request and verify are limited per client IP as well as per e-mail (guessing
--- across many accounts from one address): every request, and every failed verification
--- (reserved before the compare, refunded on success), counts against the IP's hour.
--- Both entry points start with their require_role guard.
+-- requires: claimant_rls
+-- OTP issue and verify: cooldown, hourly caps per e-mail and per client IP, expiry, single use, attempts counted under a row lock.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
-DROP FUNCTION postsales.request_otp(text, bytea, integer), postsales.verify_otp(text, bytea, integer);
+-- OTP issue and verification for the post-sales login. Python draws the 6-digit code from a
+-- CSPRNG and sends only its keyed hash (HMAC-SHA256 with OTP_HASH_SECRET, which never enters
+-- the database). The rules live here: holder check, 60 s resend cooldown, 5 codes per hour
+-- per e-mail, expiry, single use, and failed attempts counted under a row lock.
+-- No role may read insurance.postsales_otp: these functions are SECURITY DEFINER.
+-- Outcomes are returned, not raised, so that a counted attempt is never rolled back.
+
+-- postsales_risk_item_ids_by_holder_email(email): ids of the active risk items whose holder
+-- beneficiary has this e-mail (the seed's RPC name).
+CREATE FUNCTION postsales.postsales_risk_item_ids_by_holder_email(_email text) RETURNS bigint[]
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
+  SELECT coalesce(array_agg(DISTINCT ri.id ORDER BY ri.id), '{}')
+    FROM insurance.beneficiaries b
+    JOIN insurance.risk_items ri ON ri.id = b.risk_item_id
+   WHERE b.is_holder AND b.email = lower(_email) AND ri.status = 'active'
+$$;
+COMMENT ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) IS
+  'The ids of the active risk items whose holder has e-mail _email (the specification''s RPC). Service '
+  'role.';
+REVOKE ALL ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) TO insurance_service;
+-- OTP request and verify are limited per client IP as well as per e-mail (guessing
+-- across many accounts from one address): every request, and every failed verification
+-- (reserved before the compare, refunded on success), counts against the IP's hour.
+-- Both entry points start with their require_role guard.
 
 -- request_otp(email, code_hash, ttl_seconds, ip, ip_limit): issues a code for the e-mail.
 -- Every request counts against the client IP's hourly limit first (ip_limit <= 0: none).
@@ -18,12 +38,12 @@ DROP FUNCTION postsales.request_otp(text, bytea, integer), postsales.verify_otp(
 -- {"send": false} when it has none (a row with an unguessable hash is stored all the same, so
 -- cooldown, cap and verification behave alike: no enumeration), or
 -- {"error": "OTP_IP_RATE_LIMITED" | "OTP_COOLDOWN" | "OTP_RATE_LIMITED", "retry_after": seconds}.
-CREATE FUNCTION postsales.request_otp(p_email text, p_code_hash bytea, p_ttl_seconds integer,
-                                      p_ip inet, p_ip_limit integer)
+CREATE FUNCTION postsales.request_otp(_email text, _code_hash bytea, _ttl_seconds integer,
+                                      _ip inet, _ip_limit integer)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
-  _email  text := lower(p_email);
+  _address  text := lower(_email);
   _now    timestamptz := pg_catalog.now();
   _last   timestamptz;
   _count  integer;
@@ -32,23 +52,23 @@ DECLARE
   _wait   integer;
 BEGIN
   PERFORM insurance.require_role('insurance_anon');
-  IF p_ttl_seconds IS NULL OR p_ttl_seconds < 1 OR p_code_hash IS NULL
-     OR pg_catalog.length(p_code_hash) <> 32 THEN
+  IF _ttl_seconds IS NULL OR _ttl_seconds < 1 OR _code_hash IS NULL
+     OR pg_catalog.length(_code_hash) <> 32 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'malformed OTP request', DETAIL = 'VALIDATION_ERROR';
   END IF;
-  _wait := insurance._take_ip_slot('otp_request', p_ip, p_ip_limit);
+  _wait := insurance._take_ip_slot('otp_request', _ip, _ip_limit);
   IF _wait IS NOT NULL THEN
     RETURN jsonb_build_object('error', 'OTP_IP_RATE_LIMITED', 'retry_after', _wait);
   END IF;
   -- One request per e-mail at a time: the cooldown and the cap cannot be raced.
-  PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('postsales_otp:' || _email));
+  PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('postsales_otp:' || _address));
 
-  DELETE FROM insurance.postsales_otp o WHERE o.email = _email AND o.created_at < _now - interval '1 hour'
+  DELETE FROM insurance.postsales_otp o WHERE o.email = _address AND o.created_at < _now - interval '1 hour'
      AND o.expires_at < _now;
 
   SELECT max(o.created_at), count(*), min(o.created_at) INTO _last, _count, _oldest
     FROM insurance.postsales_otp o
-   WHERE o.email = _email AND o.created_at > _now - interval '1 hour';
+   WHERE o.email = _address AND o.created_at > _now - interval '1 hour';
 
   IF _last > _now - interval '60 seconds' THEN
     RETURN jsonb_build_object('error', 'OTP_COOLDOWN', 'retry_after',
@@ -59,13 +79,18 @@ BEGIN
       greatest(1, ceil(extract(epoch FROM _oldest + interval '1 hour' - _now))::integer));
   END IF;
 
-  _known := pg_catalog.cardinality(postsales.postsales_risk_item_ids_by_holder_email(_email)) > 0;
+  _known := pg_catalog.cardinality(postsales.postsales_risk_item_ids_by_holder_email(_address)) > 0;
   INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at)
-  VALUES (_email, CASE WHEN _known THEN p_code_hash ELSE public.gen_random_bytes(32) END,
-          _now, _now + pg_catalog.make_interval(secs => p_ttl_seconds));
+  VALUES (_address, CASE WHEN _known THEN _code_hash ELSE public.gen_random_bytes(32) END,
+          _now, _now + pg_catalog.make_interval(secs => _ttl_seconds));
   RETURN jsonb_build_object('send', _known);
 END
 $$;
+COMMENT ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) IS
+  'Stores a new code hash for _email, valid _ttl_seconds, when it has active holder items and no '
+  'cooldown, hourly cap or per-IP limit (_ip_limit) is hit; returns {send} (whether to mail the code) '
+  'or {error: OTP_COOLDOWN|OTP_RATE_LIMITED|OTP_IP_RATE_LIMITED, retry_after}; raises PT400 '
+  'VALIDATION_ERROR. Anonymous role.';
 REVOKE ALL ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) TO insurance_anon, insurance_app;
 
@@ -77,23 +102,23 @@ GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer, inet, inte
 -- Answers {"ok": true, "email": ...} (the code is consumed) or {"error": code, ...}:
 --   OTP_INVALID (no code, wrong code, already used), OTP_EXPIRED,
 --   OTP_ATTEMPTS_EXHAUSTED with retry_after (seconds until a new code may be requested).
-CREATE FUNCTION postsales.verify_otp(p_email text, p_code_hash bytea, p_max_attempts integer,
-                                     p_ip inet, p_ip_limit integer)
+CREATE FUNCTION postsales.verify_otp(_email text, _code_hash bytea, _max_attempts integer,
+                                     _ip inet, _ip_limit integer)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
-  _email text := lower(p_email);
+  _address text := lower(_email);
   _now   timestamptz := pg_catalog.clock_timestamp();
   _otp   insurance.postsales_otp;
   _wait  integer;
 BEGIN
   PERFORM insurance.require_role('insurance_anon');
-  _wait := insurance._take_ip_slot('otp_verify_failure', p_ip, p_ip_limit);
+  _wait := insurance._take_ip_slot('otp_verify_failure', _ip, _ip_limit);
   IF _wait IS NOT NULL THEN
     RETURN jsonb_build_object('error', 'OTP_IP_RATE_LIMITED', 'retry_after', _wait);
   END IF;
   SELECT * INTO _otp FROM insurance.postsales_otp o
-   WHERE o.email = _email ORDER BY o.created_at DESC, o.id DESC LIMIT 1
+   WHERE o.email = _address ORDER BY o.created_at DESC, o.id DESC LIMIT 1
    FOR UPDATE;
   IF NOT FOUND OR _otp.consumed_at IS NOT NULL THEN
     RETURN jsonb_build_object('error', 'OTP_INVALID');
@@ -101,21 +126,25 @@ BEGIN
   IF _otp.expires_at <= _now THEN
     RETURN jsonb_build_object('error', 'OTP_EXPIRED');
   END IF;
-  IF _otp.attempts >= p_max_attempts THEN
+  IF _otp.attempts >= _max_attempts THEN
     UPDATE insurance.postsales_otp SET attempts = attempts + 1 WHERE id = _otp.id;
     RETURN jsonb_build_object('error', 'OTP_ATTEMPTS_EXHAUSTED', 'retry_after',
       greatest(1, ceil(extract(epoch FROM _otp.created_at + interval '60 seconds' - _now))::integer));
   END IF;
-  IF _otp.code_hash = p_code_hash THEN
+  IF _otp.code_hash = _code_hash THEN
     UPDATE insurance.postsales_otp SET consumed_at = _now WHERE id = _otp.id;
-    PERFORM insurance._refund_ip_slot('otp_verify_failure', p_ip);
-    RETURN jsonb_build_object('ok', true, 'email', _email);
+    PERFORM insurance._refund_ip_slot('otp_verify_failure', _ip);
+    RETURN jsonb_build_object('ok', true, 'email', _address);
   END IF;
   UPDATE insurance.postsales_otp SET attempts = attempts + 1 WHERE id = _otp.id;
   RETURN jsonb_build_object('error', 'OTP_INVALID');
 END
 $$;
+COMMENT ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) IS
+  'Checks _code_hash against the e-mail''s latest code, counting a failure atomically (at most '
+  '_max_attempts; a per-IP failure reserved first); returns {ok, email} and consumes the code, or '
+  '{error: OTP_INVALID|OTP_EXPIRED|OTP_ATTEMPTS_EXHAUSTED|OTP_IP_RATE_LIMITED, retry_after}. Anonymous '
+  'role.';
 REVOKE ALL ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) TO insurance_anon, insurance_app;
-
 COMMIT;

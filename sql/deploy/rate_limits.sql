@@ -1,19 +1,42 @@
 -- Deploy insurance:rate_limits to pg
 -- requires: channels
--- requires: request_claims
--- requires: channel_key_generation
--- Rework: a token dies with its key generation and with its branch. admit() checks, in the
--- same query that finds the channel active, that the token's `gen` is the channel's current
--- key generation and its `branch` still one of the channel's branches; validate() is guarded
--- by require_role.
+-- requires: request_identity
+-- Admission of a gateway call: channel active, key generation and branch current, per-minute counter shared by every app process.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
+
+-- Admission of a gateway call, done inside the route's own SQL call (no extra round trip):
+-- the token's channel must still be active (a revoked channel's tokens stop at once), and,
+-- when the app passes a limit > 0, the channel's calls of the current minute are counted
+-- here, in PostgreSQL, so that the limit holds across every app process.
+
+-- One row per channel: the current fixed one-minute window and its hits.
+CREATE TABLE insurance.rate_limits (
+  channel_id   uuid PRIMARY KEY REFERENCES insurance.channels ON DELETE CASCADE,
+  window_start timestamptz NOT NULL,
+  hits         integer NOT NULL CHECK (hits > 0)
+);
+COMMENT ON TABLE insurance.rate_limits IS 'Gateway calls per channel in the current minute (RATE_LIMIT_PER_MINUTE)';
+ALTER TABLE insurance.rate_limits ENABLE ROW LEVEL SECURITY;  -- no policy: only admit() writes it
+
+-- What every gateway entry point returns: the JSON data (NULL when refused by the limit)
+-- and the rate-limit state for the X-RateLimit-* headers (NULL when the limit is off).
+-- rate_remaining < 0 means the call was refused: answer 429.
+CREATE TYPE gateway.reply AS (
+  data           text,        -- JSON text (asyncpg decodes composites only in binary)
+  rate_limit     integer,
+  rate_remaining integer,
+  rate_reset     bigint      -- epoch seconds at which the window ends
+);
+-- A token dies with its key generation and with its branch: admit() checks, in the same
+-- query that finds the channel active, that the token's `gen` is the channel's current key
+-- generation and its `branch` still one of the channel's branches.
 
 -- admit(limit): the reply skeleton of a call by the token's channel (claim `sub`), or
 -- PT401 INVALID_TOKEN when that channel is revoked or gone, its key was rotated since the
 -- token was issued (claim `gen`), or it may no longer use the token's branch (claim `branch`).
 -- limit <= 0: no counting.
-CREATE OR REPLACE FUNCTION gateway.admit(_limit integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.admit(_limit integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _channel uuid := (SELECT insurance.claim('sub'))::uuid;
@@ -41,12 +64,16 @@ BEGIN
   RETURN _reply;
 END
 $$;
+COMMENT ON FUNCTION gateway.admit(integer) IS
+  'Admits a gateway call: the token''s channel is active, its key generation and branch current, and '
+  'the per-minute counter under _limit; returns the gateway.reply rate fields (data NULL, or refused '
+  'when over the limit); raises PT401 INVALID_TOKEN. Channel role (gateway functions).';
 REVOKE ALL ON FUNCTION gateway.admit(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.admit(integer) TO insurance_channel;
 
 -- validate(limit): the channel {id, name} of a valid token whose channel is still active
 -- (the validator routes; the decoded token itself is added by the app).
-CREATE OR REPLACE FUNCTION gateway.validate(_limit integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.validate(_limit integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -62,7 +89,9 @@ BEGIN
   RETURN _reply;
 END
 $$;
+COMMENT ON FUNCTION gateway.validate(integer) IS
+  'Admits the call and answers the token''s channel {id, name} (the validator routes): a gateway.reply.'
+  ' Channel role.';
 REVOKE ALL ON FUNCTION gateway.validate(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.validate(integer) TO insurance_channel, insurance_app;
-
 COMMIT;

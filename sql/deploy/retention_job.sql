@@ -1,11 +1,9 @@
 -- Deploy insurance:retention_job to pg
--- requires: cron_role
+-- requires: scheduled_jobs
 -- requires: client_ip_limits
 -- requires: outbox
 -- requires: postsales_otp
 -- requires: dashboard_users
--- requires: retry_sweep_job
--- requires: dashboard_sessions_functions
 -- requires: rate_limits
 -- Nothing grows forever: one pg_cron job (hourly, as insurance_cron) purges what has
 -- expired. How long delivered outbox rows are kept is the database setting
@@ -48,6 +46,10 @@ BEGIN
                                        'rateLimits', _minutes + _hours, 'outbox', _outbox);
 END
 $$;
+COMMENT ON FUNCTION insurance.purge_expired() IS
+  'One retention pass: deletes expired OTP rows, ended sessions, old login-failure and rate-limit '
+  'windows and outbox rows delivered longer than OUTBOX_RETENTION ago; returns the counts. '
+  'insurance_cron (the hourly job).';
 REVOKE ALL ON FUNCTION insurance.purge_expired() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION insurance.purge_expired() TO insurance_cron;
 
@@ -63,6 +65,9 @@ BEGIN
                             pg_catalog.current_database(), _retention::text);
 END
 $$;
+COMMENT ON FUNCTION insurance.set_outbox_retention(interval) IS
+  'Sets how long delivered outbox rows are kept (a database setting read by each purge). Operators '
+  '(migrate).';
 REVOKE ALL ON FUNCTION insurance.set_outbox_retention(interval) FROM PUBLIC;
 
 RESET ROLE;

@@ -1,12 +1,25 @@
 -- Deploy insurance:standard_risk_item to pg
--- requires: entry_point_roles
--- Rework: the require_role guard for direct calls (the app calls it only as insurance_service).
+-- requires: integrations
+-- requires: beneficiaries
+-- requires: authorized_claimants
+-- requires: request_identity
+-- StandardRiskItem as one JSON function, and the service role's read policies it needs.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
+-- The orchestrator's canonical StandardRiskItem, built by one function as JSON, and the
+-- read policies the service role needs for it (inserts/updates come with the pipeline).
+
+-- The service role (integrations, worker, retry sweep) reads every risk item.
+CREATE POLICY risk_items_select_service ON insurance.risk_items
+  FOR SELECT TO insurance_service USING (true);
+CREATE POLICY beneficiaries_select_service ON insurance.beneficiaries
+  FOR SELECT TO insurance_service USING (true);
+CREATE POLICY authorized_claimants_select_service ON insurance.authorized_claimants
+  FOR SELECT TO insurance_service USING (true);
 -- standard_risk_item(id): the item as the orchestrator's StandardRiskItem (jsonb);
 -- raises PT404 RISK_ITEM_NOT_FOUND when the caller cannot see it.
-CREATE OR REPLACE FUNCTION integrations.standard_risk_item(risk_item_id bigint) RETURNS jsonb
+CREATE FUNCTION integrations.standard_risk_item(_risk_item_id bigint) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _item jsonb;
@@ -32,10 +45,7 @@ BEGIN
                        'premium', v.premium, 'currency', v.currency,
                        'createdAt', r.created_at),
            'beneficiaries', coalesce((
-             SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                      'name', b.name, 'email', b.email, 'document', b.document,
-                      'relationship', b.relationship, 'isHolder', b.is_holder, 'share', b.share)
-                    ORDER BY b.id)
+             SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.id)
                FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]'::jsonb),
            'authorized_claimants', coalesce((
              SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('email', c.email) ORDER BY c.email)
@@ -44,7 +54,7 @@ BEGIN
     FROM insurance.risk_items r
     JOIN insurance.packages p ON p.id = r.package_id
     JOIN insurance.package_variants v ON v.package_id = r.package_id AND v.code = r.variant
-   WHERE r.id = standard_risk_item.risk_item_id;
+   WHERE r.id = _risk_item_id;
   IF _item IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found',
                           DETAIL = 'RISK_ITEM_NOT_FOUND';
@@ -52,4 +62,10 @@ BEGIN
   RETURN _item;
 END
 $$;
+COMMENT ON FUNCTION integrations.standard_risk_item(bigint) IS
+  'The risk item as the orchestrator''s StandardRiskItem (item, package, policy variant, beneficiaries, claimants); '
+  'raises PT404 RISK_ITEM_NOT_FOUND when the caller cannot see it. Service role (and the begin_* entry points).';
+REVOKE ALL ON FUNCTION integrations.standard_risk_item(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION integrations.standard_risk_item(bigint) TO insurance_service, insurance_app;
+
 COMMIT;

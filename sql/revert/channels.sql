@@ -1,4 +1,5 @@
 -- Revert insurance:channels from pg
 BEGIN;
 DROP TABLE insurance.channels;
+DROP FUNCTION insurance._bump_key_generation();
 COMMIT;

@@ -1,24 +1,14 @@
--- Revert insurance:emission_claims from pg (back to @v1.0: no require_role guard)
+-- Revert insurance:emission_claims from pg
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- begin_post_sales_emission: a holder's post-sales emission of an item they may reach
--- (an authorized_claimants row for the token's e-mail, else PT401 ACCESS_DENIED); runs as
--- the owner to claim the key, which the holder role cannot touch.
-CREATE OR REPLACE FUNCTION integrations.begin_post_sales_emission(risk_item_id bigint, claimed_by text,
-                                                       lease_seconds integer DEFAULT 60) RETURNS jsonb
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
-BEGIN
-  IF NOT EXISTS (SELECT FROM insurance.authorized_claimants c
-                  WHERE c.risk_item_id = begin_post_sales_emission.risk_item_id
-                    AND c.email = lower(insurance.claim('email'))) THEN
-    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
-  END IF;
-  RETURN integrations.begin_emission(risk_item_id, NULL, 'POST_SALES', claimed_by, lease_seconds);
-END
-$$;
-REVOKE ALL ON FUNCTION integrations.begin_post_sales_emission(bigint, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.begin_post_sales_emission(bigint, text, integer)
-   TO insurance_holder, insurance_app;
+DROP FUNCTION integrations.begin_post_sales_emission(bigint, text, integer);
+DROP FUNCTION integrations.begin_batch(jsonb, text, integer);
+DROP FUNCTION integrations.begin_emission_retry(bigint, text, integer);
+DROP FUNCTION integrations.begin_order_emission(bigint, text, integer);
+DROP FUNCTION integrations.begin_emission(bigint, text, text, text, integer);
+DROP FUNCTION integrations.emission_json(insurance.integration_emissions);
+DROP POLICY integration_emissions_select_service ON insurance.integration_emissions;
+DROP TABLE insurance.emission_claims;
 
 COMMIT;

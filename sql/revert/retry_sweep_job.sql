@@ -1,31 +1,8 @@
--- Revert insurance:retry_sweep_job from pg (back to @v1.0)
+-- Revert insurance:retry_sweep_job from pg
 BEGIN;
+SELECT insurance.unschedule_job('insurance-retry-sweep-' || current_database());
+REVOKE USAGE ON SCHEMA integrations FROM insurance_cron;
 SET LOCAL ROLE insurance_owner;
-
--- sweep: one pass; returns {"retriesQueued", "leasesFreed", "claimsFreed", "purged"}.
-CREATE OR REPLACE FUNCTION integrations.sweep() RETURNS jsonb
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
-DECLARE
-  _queued integer;
-  _leases integer;
-  _claims integer;
-  _purged integer;
-BEGIN
-  SELECT count(outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', e.id),
-                                '{}', NULL))
-    INTO _queued
-    FROM insurance.integration_emissions e
-   WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
-     AND NOT integrations.retry_pending(e.id);
-  UPDATE outbox.http_requests o SET lease_until = NULL, leased_by = NULL
-   WHERE o.delivered_at IS NULL AND o.lease_until < pg_catalog.now();
-  GET DIAGNOSTICS _leases = ROW_COUNT;
-  DELETE FROM insurance.emission_claims c WHERE c.lease_until < pg_catalog.now();
-  GET DIAGNOSTICS _claims = ROW_COUNT;
-  DELETE FROM outbox.http_requests o WHERE o.delivered_at < pg_catalog.now() - interval '7 days';
-  GET DIAGNOSTICS _purged = ROW_COUNT;
-  RETURN pg_catalog.jsonb_build_object('retriesQueued', _queued, 'leasesFreed', _leases,
-                                       'claimsFreed', _claims, 'purged', _purged);
-END
-$$;
+DROP FUNCTION integrations.run_sweep();
+DROP FUNCTION integrations.sweep();
 COMMIT;

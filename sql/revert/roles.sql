@@ -9,9 +9,12 @@ DO $$
 DECLARE
   _role text;
 BEGIN
-  EXECUTE format('REVOKE ALL ON DATABASE %I FROM insurance_owner, insurance_app', current_database());
-  FOREACH _role IN ARRAY ARRAY['insurance_app', 'insurance_owner', 'insurance_anon', 'insurance_holder',
-                               'insurance_channel', 'insurance_service', 'insurance_dashboard']
+  FOREACH _role IN ARRAY ARRAY['insurance_app', 'insurance_cron'] LOOP
+    EXECUTE format('ALTER ROLE %I IN DATABASE %I RESET ALL', _role, current_database());
+  END LOOP;
+  EXECUTE format('REVOKE ALL ON DATABASE %I FROM insurance_owner, insurance_app, insurance_cron', current_database());
+  FOREACH _role IN ARRAY ARRAY['insurance_app', 'insurance_cron', 'insurance_owner', 'insurance_anon',
+                               'insurance_holder', 'insurance_channel', 'insurance_service', 'insurance_dashboard']
   LOOP
     BEGIN
       EXECUTE format('DROP ROLE IF EXISTS %I', _role);

@@ -1,10 +1,16 @@
 -- Verify insurance:admin_commands on pg
-DO $$
-BEGIN
-  ASSERT has_function_privilege('insurance_owner', 'admin.create_package(text, text, text, text, text, jsonb)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_owner', 'admin.create_order(text, bigint, uuid, text, jsonb)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_owner', 'admin.delete_integration(text, text)', 'EXECUTE');
-  ASSERT NOT has_function_privilege('insurance_app', 'admin.create_channel(text, text, text[], bytea, jsonb, jsonb)', 'EXECUTE');
-  ASSERT NOT has_function_privilege('insurance_dashboard', 'admin.list_integrations()', 'EXECUTE');
-END
-$$;
+SELECT 'admin._refused(text, text, jsonb, text, text)'::regprocedure,
+       'admin.create_package(text, text, text, text, text, jsonb)'::regprocedure,
+       'admin.package_json(bigint)'::regprocedure,
+       'admin.list_packages()'::regprocedure,
+       'admin.create_channel(text, text, text[], bytea, jsonb, jsonb)'::regprocedure,
+       'admin.list_channels()'::regprocedure,
+       'admin.revoke_channel(text, uuid)'::regprocedure,
+       'admin.rotate_channel_key(text, uuid, bytea)'::regprocedure,
+       'admin.create_dashboard_user(text, text, text)'::regprocedure,
+       'admin.list_dashboard_users()'::regprocedure,
+       'admin.set_integration(text, text, jsonb)'::regprocedure,
+       'admin.delete_integration(text, text)'::regprocedure,
+       'admin.list_integrations()'::regprocedure,
+       'admin.create_order(text, bigint, uuid, text, jsonb)'::regprocedure,
+       'admin.set_channel_packages(text, uuid, text[])'::regprocedure;

@@ -5,6 +5,5 @@ BEGIN
   ASSERT EXISTS (SELECT FROM pg_trigger WHERE tgname = 'risk_items_channel_lane'
                    AND tgrelid = 'insurance.risk_items'::regclass);
   ASSERT 'integration' = ANY (insurance.system_metadata_keys());
-  ASSERT NOT has_function_privilege('insurance_app', 'admin.set_channel_packages(text, uuid, text[])', 'EXECUTE');
 END
 $$;

@@ -1,13 +1,19 @@
 -- Verify insurance:emission_claims on pg
-SELECT risk_item_id, provider, event, claimed_by, lease_until FROM insurance.emission_claims WHERE false;
+SELECT 'integrations.emission_json(insurance.integration_emissions)'::regprocedure,
+       'integrations.begin_emission(bigint, text, text, text, integer)'::regprocedure,
+       'integrations.begin_order_emission(bigint, text, integer)'::regprocedure,
+       'integrations.begin_emission_retry(bigint, text, integer)'::regprocedure,
+       'integrations.begin_batch(jsonb, text, integer)'::regprocedure,
+       'integrations.begin_post_sales_emission(bigint, text, integer)'::regprocedure;
+SELECT * FROM insurance.emission_claims WHERE false;
 DO $$
 BEGIN
-  ASSERT has_function_privilege('insurance_service', 'integrations.begin_emission(bigint, text, text, text, integer)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_service', 'integrations.begin_order_emission(bigint, text, integer)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_service', 'integrations.begin_emission_retry(bigint, text, integer)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_service', 'integrations.begin_batch(jsonb, text, integer)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_holder', 'integrations.begin_post_sales_emission(bigint, text, integer)', 'EXECUTE');
-  ASSERT pg_catalog.pg_get_functiondef('integrations.begin_post_sales_emission(bigint, text, integer)'::regprocedure)
-         LIKE '%require_role%';
+  ASSERT has_function_privilege('insurance_service', 'integrations.emission_json(insurance.integration_emissions)', 'EXECUTE'), 'insurance_service cannot call integrations.emission_json';
+  ASSERT has_function_privilege('insurance_service', 'integrations.begin_emission(bigint, text, text, text, integer)', 'EXECUTE'), 'insurance_service cannot call integrations.begin_emission';
+  ASSERT has_function_privilege('insurance_service', 'integrations.begin_order_emission(bigint, text, integer)', 'EXECUTE'), 'insurance_service cannot call integrations.begin_order_emission';
+  ASSERT has_function_privilege('insurance_service', 'integrations.begin_emission_retry(bigint, text, integer)', 'EXECUTE'), 'insurance_service cannot call integrations.begin_emission_retry';
+  ASSERT has_function_privilege('insurance_service', 'integrations.begin_batch(jsonb, text, integer)', 'EXECUTE'), 'insurance_service cannot call integrations.begin_batch';
+  ASSERT has_function_privilege('insurance_holder', 'integrations.begin_post_sales_emission(bigint, text, integer)', 'EXECUTE'), 'insurance_holder cannot call integrations.begin_post_sales_emission';
+  ASSERT (SELECT count(*) FROM pg_policies WHERE policyname IN ('integration_emissions_select_service')) = 1, 'a policy is missing';
 END
 $$;

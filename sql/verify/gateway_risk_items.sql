@@ -1,17 +1,18 @@
 -- Verify insurance:gateway_risk_items on pg
-SELECT id, uid, policy_uid, document FROM gateway.risk_item_documents WHERE false;
+SELECT 'gateway.list_risk_items(integer, integer, integer, text)'::regprocedure,
+       'gateway.page_risk_items(integer, integer, bigint, text)'::regprocedure,
+       'gateway.get_risk_item(integer, uuid)'::regprocedure,
+       'gateway._broken_rules(regclass, jsonb)'::regprocedure,
+       'gateway._shape_problems(jsonb, text, jsonb, text[])'::regprocedure,
+       'gateway.create_risk_item(integer, jsonb)'::regprocedure;
+SELECT * FROM gateway.risk_item_documents WHERE false;
 DO $$
 BEGIN
-  ASSERT has_function_privilege('insurance_channel', 'gateway.list_risk_items(integer, integer, integer, text)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_channel', 'gateway.page_risk_items(integer, integer, bigint, text)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_channel', 'gateway.get_risk_item(integer, uuid)', 'EXECUTE');
-  ASSERT has_function_privilege('insurance_channel', 'gateway.create_risk_item(integer, jsonb)', 'EXECUTE');
-  ASSERT NOT has_function_privilege('insurance_holder', 'gateway.create_risk_item(integer, jsonb)', 'EXECUTE'),
-         'holders may not create gateway risk items';
-  -- The rules come from the table: a name of 201 characters breaks beneficiaries_name_check.
-  ASSERT gateway._broken_rules('insurance.beneficiaries', jsonb_build_object('name', repeat('x', 201)))
-         -> 0 ->> 'column' = 'name';
-  ASSERT gateway._shape_problems('{"a": 1}', '', '{"b": "string"}', '{b}') = 
-         '[{"field": "a", "message": "unknown field"}, {"field": "b", "message": "is required"}]';
+  ASSERT has_function_privilege('insurance_channel', 'gateway._broken_rules(regclass, jsonb)', 'EXECUTE'), 'insurance_channel cannot call gateway._broken_rules';
+  ASSERT has_function_privilege('insurance_channel', 'gateway._shape_problems(jsonb, text, jsonb, text[])', 'EXECUTE'), 'insurance_channel cannot call gateway._shape_problems';
+  ASSERT has_function_privilege('insurance_channel', 'gateway.list_risk_items(integer, integer, integer, text)', 'EXECUTE'), 'insurance_channel cannot call gateway.list_risk_items';
+  ASSERT has_function_privilege('insurance_channel', 'gateway.page_risk_items(integer, integer, bigint, text)', 'EXECUTE'), 'insurance_channel cannot call gateway.page_risk_items';
+  ASSERT has_function_privilege('insurance_channel', 'gateway.get_risk_item(integer, uuid)', 'EXECUTE'), 'insurance_channel cannot call gateway.get_risk_item';
+  ASSERT has_function_privilege('insurance_channel', 'gateway.create_risk_item(integer, jsonb)', 'EXECUTE'), 'insurance_channel cannot call gateway.create_risk_item';
 END
 $$;

@@ -4,8 +4,3 @@ DO $$ BEGIN
   ASSERT has_function_privilege('insurance_service', 'integrations.provider_config(text)', 'EXECUTE');
   ASSERT NOT has_function_privilege('insurance_service', 'integrations.set_provider_config(text, jsonb)', 'EXECUTE');
 END $$;
-DO $$
-BEGIN
-  ASSERT pg_get_functiondef('integrations.provider_config(text)'::regprocedure) LIKE '%require_role(''insurance_service'')%';
-END
-$$;

@@ -1,11 +1,10 @@
 -- Verify insurance:retry_sweep_job on pg
 DO $$
 BEGIN
+  ASSERT has_function_privilege('insurance_cron', 'integrations.run_sweep()', 'EXECUTE');
   ASSERT has_function_privilege('insurance_service', 'integrations.sweep()', 'EXECUTE');
-END
-$$;
-DO $$
-BEGIN
-  ASSERT pg_catalog.pg_get_functiondef('integrations.sweep()'::regprocedure) LIKE '%require_role%';
+  ASSERT pg_get_functiondef('integrations.sweep()'::regprocedure) NOT LIKE '%delivered_at < %',
+         'delivered rows are left to the retention job';
+  ASSERT pg_get_functiondef('integrations.sweep()'::regprocedure) LIKE '%require_role(%';
 END
 $$;

@@ -7,8 +7,3 @@ DO $$ BEGIN
              AND policyname IN ('risk_items_select_service', 'beneficiaries_select_service',
                                 'authorized_claimants_select_service')) = 3;
 END $$;
-DO $$
-BEGIN
-  ASSERT pg_get_functiondef('integrations.standard_risk_item(bigint)'::regprocedure) LIKE '%require_role(''insurance_service'')%';
-END
-$$;

@@ -21,8 +21,8 @@ SELECT unalike(pg_temp.plan_of('SELECT dashboard._emission_json(e) FROM insuranc
               '%_emission_json%', 'dashboard._emission_json is inlined');
 SELECT unalike(pg_temp.plan_of('SELECT integrations.emission_json(e) FROM insurance.integration_emissions e'),
               '%emission_json%', 'integrations.emission_json is inlined');
-SELECT unalike(pg_temp.plan_of('SELECT postsales.beneficiary_json(b) FROM insurance.beneficiaries b'),
-              '%beneficiary_json%', 'postsales.beneficiary_json is inlined');
+SELECT unalike(pg_temp.plan_of('SELECT insurance.beneficiary_json(b) FROM insurance.beneficiaries b'),
+              '%beneficiary_json%', 'insurance.beneficiary_json is inlined');
 SELECT unalike(pg_temp.plan_of('SELECT outbox.is_final(s) FROM generate_series(100, 600) s'),
               '%is_final%', 'outbox.is_final is inlined');
 

@@ -32,10 +32,11 @@ UPDATE outbox.http_requests SET delivered_at = now() - interval '8 days';
 SELECT is((SELECT count(*)::int FROM outbox.http_requests, integrations.sweep() WHERE delivered_at IS NOT NULL), 2,
           'delivered rows are left to the retention job (OUTBOX_RETENTION)');
 
--- retry_from_backoffice, as the dashboard
+-- retry_from_backoffice, through the dashboard's audited entry point
 DELETE FROM outbox.http_requests;
-SELECT set_config('role', 'insurance_dashboard', true);
-SELECT is(integrations.retry_from_backoffice(ARRAY(SELECT id FROM t ORDER BY id)),
+SELECT set_config('role', 'insurance_dashboard', true),
+       set_config('request.jwt.claims', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}', true);
+SELECT is(dashboard.retry_emissions(ARRAY(SELECT id FROM t ORDER BY id), 'trpc'),
           (SELECT jsonb_agg(jsonb_build_object('id', id, 'status', CASE status WHEN 'SUCCESS' THEN 'SUCCESS' ELSE 'FAILED' END,
                                                'queued', status <> 'SUCCESS') ORDER BY id) FROM t),
           'FAILED and ABANDONED are queued (as FAILED), SUCCESS is left alone');
@@ -47,13 +48,15 @@ SELECT is((SELECT (status, attempts, next_retry_at = now())::text FROM insurance
           'an ABANDONED emission restarts: FAILED, due now, attempts from 0');
 SELECT is((SELECT status FROM insurance.integration_emissions WHERE id = (SELECT id FROM t WHERE status = 'SUCCESS')),
           'SUCCESS', 'SUCCESS stays SUCCESS');
-SELECT set_config('role', 'insurance_dashboard', true);
-SELECT is(jsonb_array_length(integrations.retry_from_backoffice(ARRAY(SELECT id FROM t))), 3, 'a second retry answers too');
+SELECT set_config('role', 'insurance_dashboard', true),
+       set_config('request.jwt.claims', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}', true);
+SELECT is(jsonb_array_length(dashboard.retry_emissions(ARRAY(SELECT id FROM t), 'trpc')), 3, 'a second retry answers too');
 RESET ROLE;
 SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = '/api/integrations/retry'), 2,
           'and does not queue a second /retry while one is pending');
-SELECT set_config('role', 'insurance_dashboard', true);
-SELECT throws_ok($$SELECT integrations.retry_from_backoffice(ARRAY[-5])$$, 'PT404', 'emission not found',
+SELECT set_config('role', 'insurance_dashboard', true),
+       set_config('request.jwt.claims', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}', true);
+SELECT throws_ok($$SELECT dashboard.retry_emissions(ARRAY[-5::bigint], 'trpc')$$, 'PT404', 'emission not found',
                  'an unknown id is PT404 NOT_FOUND');
 RESET ROLE;
 

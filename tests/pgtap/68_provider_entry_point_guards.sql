@@ -12,8 +12,8 @@ SELECT throws_ok($$SELECT integrations.begin_post_sales_emission(1, 'x', 60)$$, 
 SELECT lives_ok($$SELECT integrations.sweep()$$, 'the sweep runs as the service role');
 SELECT set_config('role', 'insurance_dashboard', true);
 SELECT throws_ok($$SELECT integrations.sweep()$$, '42501', NULL, 'the sweep refuses the dashboard role');
-SELECT throws_ok($$SELECT integrations.retry_from_backoffice(ARRAY[-1::bigint])$$, 'PT404', NULL,
-                 'retry_from_backoffice lets the dashboard role in');
+SELECT throws_ok($$SELECT integrations.retry_from_backoffice(ARRAY[-1::bigint])$$, '42501', NULL,
+                 'retry_from_backoffice is not the dashboard''s to call (dashboard.retry_emissions audits it)');
 SELECT set_config('role', 'insurance_holder', true);
 SELECT throws_ok($$SELECT integrations.begin_post_sales_emission(-1, 'x', 60)$$, 'PT401', NULL,
                  'begin_post_sales_emission lets the holder in (and then checks the claimant)');

@@ -1,7 +1,8 @@
--- Verify insurance:request_claims on pg
+-- Verify insurance:request_identity on pg
 DO $$
 BEGIN
   ASSERT has_function_privilege('insurance_holder', 'insurance.claim(text)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_anon', 'insurance.require_role(text[])', 'EXECUTE');
   PERFORM set_config('request.jwt.claims', '{"email": "a@b.c"}', true);
   ASSERT insurance.claim('email') = 'a@b.c', 'claim() does not read request.jwt.claims';
   PERFORM set_config('request.jwt.claims', '', true);

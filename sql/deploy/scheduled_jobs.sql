@@ -1,23 +1,16 @@
--- Deploy insurance:cron_role to pg
+-- Deploy insurance:scheduled_jobs to pg
 -- requires: roles
--- pg_cron runs a job as the job's user. The jobs of this database (the minute sweep, the
--- retention purge) run as insurance_cron: a login that is not a superuser and may only
--- EXECUTE the job functions granted to it. Roles are cluster-wide: created when missing.
--- schedule_job()/unschedule_job() register a job in the cluster's cron database
--- (cron.database_name) through dblink, and only say so (NOTICE) where pg_cron is absent,
--- so that every migration stays deployable without it.
+-- requires: schemas
+-- How this database registers its pg_cron jobs, and when each job last ran.
+-- pg_cron runs a job as the job's user: this database's jobs (the minute sweep, the
+-- retention purge) run as insurance_cron, a login that is not a superuser and may only
+-- EXECUTE the job functions granted to it. schedule_job()/unschedule_job() register a job in
+-- the cluster's cron database (cron.database_name) through dblink, and only say so (NOTICE)
+-- where pg_cron is absent, so that every migration stays deployable without it.
+-- pg_cron keeps its run history in that other database, out of the app's reach: a job notes
+-- its last run in insurance.job_runs (the metric insurance_retry_sweep_last_run_timestamp_seconds).
 BEGIN;
 CREATE EXTENSION IF NOT EXISTS dblink;
-
-DO $$
-BEGIN
-  IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'insurance_cron') THEN
-    CREATE ROLE insurance_cron LOGIN NOINHERIT NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
-  END IF;
-  EXECUTE format('GRANT CONNECT ON DATABASE %I TO insurance_cron', current_database());
-END
-$$;
-
 SET LOCAL ROLE insurance_owner;
 
 -- _cron_connection(): the dblink connection string of the cron database as the current user,
@@ -83,7 +76,23 @@ EXCEPTION WHEN OTHERS THEN
   RAISE NOTICE '%', pg_catalog.format('job %s not unscheduled: %s', _job, SQLERRM);
 END
 $$;
+COMMENT ON FUNCTION insurance._cron_connection() IS
+  'The dblink connection string of the cron database (cron.database_name) as the current user, or NULL where pg_cron is '
+  'not loaded or not installed. Migrations only.';
+COMMENT ON FUNCTION insurance.schedule_job(text, text, text) IS
+  'Registers (again) job _job with _schedule and _command for this database, run as insurance_cron; says in a NOTICE what '
+  'it did, or why not and the statement to run by hand; never raises. Migrations only.';
+COMMENT ON FUNCTION insurance.unschedule_job(text) IS
+  'Removes job _job (every user''s) from the cron database, if any; never raises. Migrations only.';
 REVOKE ALL ON FUNCTION insurance._cron_connection(), insurance.schedule_job(text, text, text),
                        insurance.unschedule_job(text) FROM PUBLIC;
+
+CREATE TABLE insurance.job_runs (
+  job         text PRIMARY KEY,
+  last_run_at timestamptz NOT NULL,
+  last_result jsonb
+);
+COMMENT ON TABLE insurance.job_runs IS 'Last run of each scheduled job (the retry sweep), for monitoring';
+ALTER TABLE insurance.job_runs ENABLE ROW LEVEL SECURITY;
 
 COMMIT;

@@ -1,8 +1,0 @@
--- Revert insurance:gateway_risk_items from pg
-BEGIN;
-DROP FUNCTION gateway.create_risk_item(integer, jsonb);
-DROP FUNCTION gateway.get_risk_item(integer, uuid);
-DROP FUNCTION gateway.page_risk_items(integer, integer, bigint, text);
-DROP FUNCTION gateway.list_risk_items(integer, integer, integer, text);
-DROP VIEW gateway.risk_item_documents;
-COMMIT;

@@ -1,7 +1,0 @@
--- Revert insurance:rate_limits from pg
-BEGIN;
-DROP FUNCTION gateway.validate(integer);
-DROP FUNCTION gateway.admit(integer);
-DROP TYPE gateway.reply;
-DROP TABLE insurance.rate_limits;
-COMMIT;

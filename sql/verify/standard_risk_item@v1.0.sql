@@ -1,9 +1,0 @@
--- Verify insurance:standard_risk_item on pg
-SELECT 'integrations.standard_risk_item(bigint)'::regprocedure;
-DO $$ BEGIN
-  ASSERT has_function_privilege('insurance_service', 'integrations.standard_risk_item(bigint)', 'EXECUTE');
-  ASSERT (SELECT count(*) FROM pg_policies
-           WHERE schemaname = 'insurance'
-             AND policyname IN ('risk_items_select_service', 'beneficiaries_select_service',
-                                'authorized_claimants_select_service')) = 3;
-END $$;
