@@ -44,5 +44,6 @@ def test_the_readme_walkthrough_runs_as_written(admin, tmp_path):
     assert re.search(r"risk item [0-9a-f-]{36}", out), out
     assert "'state': 'SUCCESS'" in out, out                      # 2. the policy reached the insurer
     assert "'provider': 'PROVIDER_A'" in out, out
+    assert "emission.succeeded verified: True" in out, out       # 2. the partner heard of it, signed
     assert re.search(r'"policy_?[uU]id"\s*:\s*"DEMO-0001"', out), out   # 3. the holder sees it
     assert "back-office: HTTP 200" in out, out                   # 4. the back-office opens
