@@ -16,15 +16,16 @@ in SQL; this module holds what needs a secret or the network:
     redirect followed; at most 64 KiB of the answer read, and only a short cleaned excerpt
     kept. A 2xx is delivered; anything else is retried by the outbox with this module's
     backoff (WEBHOOK_RETRY_BASE_SECONDS, WEBHOOK_RETRY_CAP_SECONDS). Each endpoint (its URL)
-    has at most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight; rows beyond it
-    are handed back for a few seconds without counting an attempt, so one slow partner holds
-    a few of the worker's slots, never all of them.
+    has at most WEBHOOK_ENDPOINT_CONCURRENCY deliveries in flight; rows beyond it wait their
+    turn in this worker while the wait, judged from the endpoint's recent answers, stays short
+    (a third of the lease), and are otherwise handed back to the queue for about that wait,
+    their attempt uncounted. Waiting rows hold none of the worker's slots (`waiting`), so one
+    slow partner holds a few slots, never all of them, and never the queue's head.
 """
 from __future__ import annotations
 
 import asyncio
 import base64
-import collections
 import datetime
 import hashlib
 import hmac
@@ -48,7 +49,7 @@ EXCERPT_CHARS = 200
 # The outbox row header that marks a webhook: the channel whose secret signs it (not sent on).
 CHANNEL_HEADER = "X-Outbox-Webhook"
 WEBHOOK_ID = "webhook-id"
-BUSY_DEFER_SECONDS = 2  # a row whose endpoint is at its concurrency comes back this much later
+MAX_DEFER_SECONDS = 60   # a row handed back for its busy endpoint comes back within this
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -182,12 +183,23 @@ def excerpt(raw: bytes) -> str:
 Secrets = Callable[[str], Awaitable[list[str]]]  # channel id -> its secrets, newest first
 
 
+class _Endpoint:
+    """One endpoint's share of a worker: its slots, who waits for one, how long a delivery takes
+    (a moving average of its recent ones)."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = asyncio.Semaphore(slots)
+        self.waiting = 0
+        self.seconds = 0.1
+
+
 class Deliverer:
     """Sends webhook rows of the outbox; `deliver(row)` returns the row's outbox result."""
 
     def __init__(self, client: httpx.AsyncClient, secrets_of: Secrets, *, public_only: bool,
                  timeout: float = 10.0, retry_base: float = 10.0, retry_cap: float = 3600.0,
-                 per_endpoint: int = 4, on_result: Callable[[str], None] | None = None) -> None:
+                 per_endpoint: int = 4, on_result: Callable[[str], None] | None = None,
+                 max_wait: float = 20.0, max_waiting: int = 1024) -> None:
         self.client = client
         self.secrets_of = secrets_of
         self.public_only = public_only
@@ -196,7 +208,10 @@ class Deliverer:
         self.retry_cap = retry_cap
         self.per_endpoint = max(1, per_endpoint)
         self.on_result = on_result or (lambda result: None)
-        self.busy: collections.Counter[str] = collections.Counter()  # endpoint url -> deliveries in flight
+        self.max_wait = max_wait
+        self.max_waiting = max_waiting
+        self.endpoints: dict[str, _Endpoint] = {}
+        self.waiting = 0  # rows of every endpoint waiting for their turn here
 
     @staticmethod
     def is_webhook(row: dict[str, Any]) -> bool:
@@ -214,17 +229,31 @@ class Deliverer:
             scheme, host, port = parse_url(row["url"], self.public_only)
         except EndpointError as exc:
             return self._failed(row, None, f"{exc.code}: {exc}", "refused")
-        endpoint = row["url"]  # an endpoint is a URL: partners behind one host never queue behind each other
-        if self.busy[endpoint] >= self.per_endpoint:
-            # Not an attempt: the endpoint already has its share of this worker in flight.
-            return {"id": row["id"], "status": None, "error": None, "defer": BUSY_DEFER_SECONDS}
-        self.busy[endpoint] += 1
+        # An endpoint is a URL: partners behind one host never queue behind each other.
+        endpoint = self.endpoints.get(row["url"])
+        if endpoint is None:
+            endpoint = self.endpoints[row["url"]] = _Endpoint(self.per_endpoint)
+        if endpoint.slots.locked():
+            wait = (endpoint.waiting + 1) / self.per_endpoint * endpoint.seconds
+            if wait > self.max_wait or self.waiting >= self.max_waiting:
+                # Not an attempt: back to the queue for about the time its turn would take.
+                return {"id": row["id"], "status": None, "error": None,
+                        "defer": round(min(MAX_DEFER_SECONDS, max(1.0, wait)), 3)}
+        endpoint.waiting += 1
+        self.waiting += 1
+        try:
+            await endpoint.slots.acquire()
+        finally:
+            endpoint.waiting -= 1
+            self.waiting -= 1
+        started = time.monotonic()
         try:
             return await self._send(row, headers, channel, scheme, host, port)
         finally:
-            self.busy[endpoint] -= 1
-            if self.busy[endpoint] <= 0:
-                del self.busy[endpoint]
+            endpoint.slots.release()
+            endpoint.seconds = 0.8 * endpoint.seconds + 0.2 * (time.monotonic() - started)
+            if not endpoint.slots.locked() and not endpoint.waiting and len(self.endpoints) > 10_000:
+                self.endpoints.pop(row["url"], None)
 
     async def _send(self, row: dict[str, Any], headers: dict[str, Any], channel: str,
                     scheme: str, host: str, port: int) -> dict[str, Any]:

@@ -175,7 +175,8 @@ class Worker:
     async def _claim_loop(self) -> None:
         while not self._stopping.is_set():
             await self._listen()
-            free = self.concurrency - len(self._inflight)
+            # Webhook rows waiting for their endpoint's turn hold no slot (app/webhooks.py).
+            free = self.concurrency - self._busy()
             claimed = 0
             if free > 0:
                 try:
@@ -206,9 +207,14 @@ class Worker:
                     self._claim_size.observe(claimed)
                 if data["nextDueAt"] is not None:
                     self._schedule_wake(data["nextDueAt"])
-            if claimed and claimed == min(free, self.batch) and len(self._inflight) < self.concurrency:
+            if claimed and claimed == min(free, self.batch) and self._busy() < self.concurrency:
                 continue  # more may be due right now
             await self._sleep(self.poll_interval)
+
+    def _busy(self) -> int:
+        """Deliveries holding a slot: webhook rows waiting for their endpoint's turn hold none
+        (app/webhooks.py), so one slow partner's backlog never stops the claims."""
+        return len(self._inflight) - (self.webhooks.waiting if self.webhooks else 0)
 
     async def _sleep(self, seconds: float) -> None:
         await wait_event(self._wake, seconds)
@@ -276,7 +282,8 @@ class Worker:
         return Deliverer(client, SecretCache(config.secret("WEBHOOK_SECRET_KEY"), fetch),
                          public_only=config.webhooks_public_only, timeout=config.webhook_timeout,
                          retry_base=config.webhook_retry_base_seconds, retry_cap=config.webhook_retry_cap_seconds,
-                         per_endpoint=config.webhook_endpoint_concurrency, on_result=count)
+                         per_endpoint=config.webhook_endpoint_concurrency, on_result=count,
+                         max_wait=self.lease_seconds / 3, max_waiting=self.concurrency * 16)
 
     async def _deliver_webhook(self, row: dict[str, Any]) -> None:
         try:
@@ -292,7 +299,7 @@ class Worker:
         self._inflight.pop(row["id"], None)
         if len(self._results) >= 32:
             self._results_ready.set()
-        if len(self._inflight) <= self.concurrency // 2:
+        if self._busy() <= self.concurrency // 2:
             self._wake.set()
 
     async def _deliver_batch(self, batch_url: str, rows: list[dict[str, Any]]) -> None:

@@ -464,3 +464,21 @@ def test_a_worker_killed_mid_batch_sends_each_event_at_least_once_with_one_id(ws
     assert len(by_item) == 100 and all(len(v) == 1 for v in by_item.values()), "one webhook-id per event"
     assert admin.execute("SELECT count(*) AS n FROM outbox.http_requests WHERE channel_id = %s",
                          (partner["id"],)).fetchone()["n"] == 100, "one event per emission"
+
+
+# ---------------------------------------------------------------- the operator's view
+
+def test_the_back_office_outbox_shows_a_webhook_with_its_channel(wstack, admin, make_package):
+    from tests.credentials import login_body, make_dashboard_user
+    partner = make_partner(wstack, make_package, [f"http://127.0.0.1:{free_port()}/hook"])
+    [item] = insert_items(admin, partner, partner["package"])
+    # No worker here: the dispatch waits; make the emission's outcome by hand, as the API would.
+    admin.execute("SELECT integrations.record_emission(%s, 'PROVIDER_A', 'SALES_DISPATCH', "
+                  "'{\"status\": \"SUCCESS\", \"externalId\": \"BO-1\"}')", (item["id"],))
+    [row] = delivery_rows(admin, partner["id"])
+    user = make_dashboard_user(admin)
+    with httpx.Client(base_url=wstack.api) as client:
+        assert client.post("/api/auth/login", content=login_body(user),
+                           headers={"Content-Type": "application/json"}).status_code == 200
+        page = client.get("/backoffice/outbox", params={"cursor": row["id"] - 1}).text
+    assert partner["id"] in page and "emission.succeeded" in page
