@@ -1,5 +1,5 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
-.PHONY: setup run test migrate sandbox clean \
+.PHONY: setup run test migrate sandbox clean lint-openapi sql-reference \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc
 
 PORT ?= 8000
@@ -21,6 +21,15 @@ migrate: setup
 ## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
 sandbox: setup
 	@.venv/bin/python -m app sandbox
+
+## redocly lint on the partner OpenAPI document (a manual check: npx downloads @redocly/cli).
+lint-openapi: setup
+	@tmp=$$(mktemp -d) && .venv/bin/python -m app openapi partner > $$tmp/partner.json && \
+	  npx --yes @redocly/cli@2.11.1 lint $$tmp/partner.json; rc=$$?; rm -rf $$tmp; exit $$rc
+
+## docs/sql-reference.md from the catalog of a throwaway database (commit the result).
+sql-reference: setup
+	@.venv/bin/python scripts/sql_reference.py
 
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info

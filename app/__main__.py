@@ -30,6 +30,7 @@ COMMANDS = {
     "worker": "app.worker",
     "outbox": "app.commands.outbox",
     "users": "app.dashboard.commands",
+    "openapi": "app.commands.openapi",
 }
 
 

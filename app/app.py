@@ -96,12 +96,14 @@ def create_app(config: Config | None = None, services: Services | None = None) -
 
     app.add_route("/healthz", health.Health())
     app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
-    app.add_route("/openapi.json", openapi.OpenApi())
     app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips, request_metrics))
 
     # Each surface adds its own routes; imported here so that a surface is one package.
     from app import dashboard, gateway, integrations, postsales
     for surface in (postsales, gateway, integrations, dashboard):
         surface.add_routes(app, services)
+    documents = openapi.OpenApi(gateway.document_branches(), config.openapi_server)
+    app.add_route("/openapi.json", documents)
+    app.add_route("/openapi/{audience}.json", documents)
     app.add_error_handler(falcon.HTTPRouteNotFound, errors.RouteNotFound(app))
     return app

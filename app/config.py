@@ -157,6 +157,9 @@ class Config:
     port: int = 8000
     forwarded_allow_ips: str = "127.0.0.1"
     public_base_url: str = "http://127.0.0.1:8000"
+    # The OpenAPI documents' `servers`: PUBLIC_BASE_URL when it is set, else relative to where
+    # the document was fetched (the default address above may not be the one clients reach).
+    openapi_server: str = "/"
     sqitch_plan: Path = ROOT / "sqitch.plan"
     secrets: dict[str, str] = dataclasses.field(default_factory=dict)
     generated_secrets: tuple[str, ...] = ()
@@ -259,6 +262,7 @@ class Config:
             port=port,
             forwarded_allow_ips=env.get("FORWARDED_ALLOW_IPS", cls.forwarded_allow_ips).strip(),
             public_base_url=env.get("PUBLIC_BASE_URL", f"http://{host}:{port}").rstrip("/"),
+            openapi_server=env.get("PUBLIC_BASE_URL", "").rstrip("/") or "/",
             sqitch_plan=Path(env.get("SQITCH_PLAN", str(cls.sqitch_plan))),
             secrets=found,
             generated_secrets=tuple(generated),

@@ -41,6 +41,65 @@ DEFAULT_CODES = {
     503: "SERVICE_UNAVAILABLE",
 }
 
+# Every code the envelope can carry: (status, the details it carries or None, when). The one
+# source of the OpenAPI document's `ErrorCode` enum and of the table in docs/api.md; a test
+# (tests/test_openapi.py) finds every code the SQL and the app raise here. `details` names a
+# schema of app/openapi/core.yaml (`*Details`, `FieldProblems`).
+CODES: dict[str, tuple[int, str | None, str]] = {
+    "BAD_REQUEST": (400, "IdDetails", "a request this route cannot read (another 400 than those below)"),
+    "MALFORMED_JSON": (400, None, "the body is not JSON (or not UTF-8)"),
+    "VALIDATION_ERROR": (400, "FieldProblems, FieldDetails or FieldListDetails",
+                         "a body, parameter or path id that breaks a rule; the field(s) in details"),
+    "MISSING_API_KEY": (400, None, "authorize without `x-api-key`"),
+    "MISSING_BEARER_TOKEN": (400, "HintDetails", "no or malformed `Authorization: Bearer`"),
+    "INVALID_WINDOW": (400, "WindowDetails", "a gateway window out of bounds (0 <= from <= to, at most 100 items)"),
+    "INVALID_PAGINATION": (400, "LimitDetails", "from/to mixed with limit/cursor, or a limit out of 1..100"),
+    "INVALID_CURSOR": (400, None, "a cursor this API did not return"),
+    "UNAUTHORIZED": (401, None, "no live dashboard session, or a service call without the service role"),
+    "INVALID_API_KEY": (401, None, "an unknown API key"),
+    "TOKEN_EXPIRED": (401, None, "\"Access token expired\""),
+    "INVALID_TOKEN": (401, "HintDetails", "\"Invalid access token\": wrong secret, branch or surface, tampered, "
+                      "revoked channel, rotated key"),
+    "ACCESS_DENIED": (401, None, "\"access denied\": the holder is not a claimant of the item (or it does not exist)"),
+    "INVALID_CREDENTIALS": (401, None, "wrong dashboard e-mail or password"),
+    "OTP_INVALID": (401, None, "a wrong, unknown or used login code"),
+    "OTP_EXPIRED": (401, None, "an expired login code"),
+    "FORBIDDEN": (403, None, "a foreign Origin on a dashboard route"),
+    "CSRF_TOKEN_INVALID": (403, None, "a back-office form without its CSRF token"),
+    "CHANNEL_REVOKED": (403, None, "a revoked channel's API key"),
+    "BRANCH_NOT_ALLOWED": (403, "BranchDetails", "a gateway branch the channel may not use"),
+    "PACKAGE_NOT_ALLOWED": (403, "FieldProblems", "a package the channel may not sell"),
+    "NOT_FOUND": (404, "IdDetails", "no such route or resource"),
+    "RISK_ITEM_NOT_FOUND": (404, None, "no such risk item (or another channel's)"),
+    "EMISSION_NOT_FOUND": (404, None, "no such emission"),
+    "ORDER_NOT_FOUND": (404, None, "no such order"),
+    "METHOD_NOT_ALLOWED": (405, None, "a method the route does not answer"),
+    "NOT_ACCEPTABLE": (406, None, "an Accept the route cannot answer"),
+    "CONFLICT": (409, None, "the resource exists already"),
+    "DUPLICATE_POLICY": (409, None, "the policy uid exists already in the package"),
+    "EMISSION_IN_PROGRESS": (409, "EmissionDetails", "another call holds the emission key; see Retry-After"),
+    "LENGTH_REQUIRED": (411, None, "a body without a length"),
+    "PAYLOAD_TOO_LARGE": (413, "LimitDetails", "the body exceeds MAX_BODY_BYTES (16 KiB on anonymous routes)"),
+    "UNSUPPORTED_MEDIA_TYPE": (415, None, "a body that is not application/json"),
+    "UNPROCESSABLE_ENTITY": (422, None, "a value a table refuses (a referenced row missing, a check)"),
+    "UNKNOWN_PACKAGE": (422, None, "no such package"),
+    "INVALID_VARIANT": (422, "VariantsDetails", "a variant the package does not sell"),
+    "RESERVED_FIELD": (422, "FieldProblems", "metadata holds a key the system owns"),
+    "FIELD_NOT_EDITABLE": (422, "FieldListDetails", "a post-sales change outside the allow-list"),
+    "INVALID_VALUE": (422, "FieldDetails", "a post-sales value that breaks a rule"),
+    "EMPTY_PATCH": (422, None, "a post-sales change with nothing to change"),
+    "HOLDER_NOT_REMOVABLE": (422, None, "the holder beneficiary cannot be removed"),
+    "SHARES_EXCEED_100": (422, "TotalDetails", "the beneficiaries' shares would add up to more than 100"),
+    "RATE_LIMITED": (429, "RetryAfterDetails", "a rate limit is used up; see Retry-After"),
+    "OTP_COOLDOWN": (429, "RetryAfterDetails", "a login code was sent less than 60 s ago"),
+    "OTP_RATE_LIMITED": (429, "RetryAfterDetails", "5 login codes this hour for this e-mail"),
+    "OTP_IP_RATE_LIMITED": (429, "RetryAfterDetails", "too many OTP requests or failures from this client IP"),
+    "OTP_ATTEMPTS_EXHAUSTED": (429, "RetryAfterDetails", "the code's failed verifications are used up"),
+    "INTERNAL_ERROR": (500, None, "a fault of ours; the log has the cause under the request id"),
+    "SERVICE_UNAVAILABLE": (503, None, "the service cannot answer now"),
+    "DATABASE_BUSY": (503, None, "a statement, lock wait or pooled connection took too long; see Retry-After"),
+}
+
 # Integrity errors a client can cause with valid JSON: a fixed message, never the database's.
 _INTEGRITY = {
     "23505": (409, "CONFLICT", "resource already exists"),

@@ -23,6 +23,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+say "npm tools of the partner-client test (scripts/node-tools.sh)"
+scripts/node-tools.sh
+
 say "Dockerfile lint (hadolint)"
 .venv/bin/hadolint Dockerfile docker/postgres.Dockerfile
 

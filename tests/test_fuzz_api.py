@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from app.gateway import RISK_ITEM_BRANCHES
+
 from tests.conftest import child_environ, free_port, running, unique
 from tests.credentials import holder_bearer, login_body, make_channel, make_dashboard_user, service_bearer
 
@@ -31,12 +32,14 @@ EXCLUDED: dict[str, str] = {
 }
 
 
-def credentials(api: str, admin, services) -> list[tuple[str, dict[str, str], dict]]:
+def credentials(api: str, admin, services, references: dict) -> list[tuple[str, dict[str, str], dict]]:
     """(path regex, headers, fixed parameters) per surface, first match wins: real credentials of
-    each kind, and the ids of a real item of the holder and the channel, so that requests reach SQL."""
+    each kind, and the ids of a real item of the holder and the channel, so that requests reach SQL.
+    `references` receives what bodies should name (see HOOKS)."""
     holder = f"{unique('fuzz')}@example.com"
     channel = make_channel(admin, branches=("v1", "v2", "ia/v1", "ia/v2", "integrations/v1", "integrations/v2"))
     item = make_item(admin, holder, channel["id"])
+    references.update(package_uid=item["package_uid"], item_uid=item["uid"], item_id=item["id"])
     gateway = []
     for branch in ("integrations/v1", "integrations/v2", "ia/v1", "ia/v2", "v1", "v2"):
         authorized = httpx.get(f"{api}/api/gateway/{branch}/auth/authorize", headers={"x-api-key": channel["key"]})
@@ -67,10 +70,13 @@ def credentials(api: str, admin, services) -> list[tuple[str, dict[str, str], di
 
 def make_item(admin, holder: str, channel_id: str) -> dict:
     """A risk item of the channel whose holder is `holder`, with one other beneficiary."""
-    package = admin.execute("INSERT INTO insurance.packages (uid, name) VALUES (%s, 'Fuzz') RETURNING id",
+    package = admin.execute("INSERT INTO insurance.packages (uid, name) VALUES (%s, 'Fuzz') RETURNING id, uid",
                             (unique("fuzz"),)).fetchone()
-    admin.execute("INSERT INTO insurance.package_variants (package_id, code, name) VALUES (%s, 'travel', 'T')",
-                  (package["id"],))
+    for variant in ("travel", "health", "home", "lifestyle"):
+        admin.execute("INSERT INTO insurance.package_variants (package_id, code, name) VALUES (%s, %s, 'T')",
+                      (package["id"], variant))
+    admin.execute("INSERT INTO insurance.channel_packages (channel_id, package_id) VALUES (%s, %s)",
+                  (channel_id, package["id"]))
     item = admin.execute(
         """INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant, insured_subject)
            VALUES (%s, %s, %s, 'travel', '{"name": "Fuzz"}') RETURNING id, uid""",
@@ -79,7 +85,7 @@ def make_item(admin, holder: str, channel_id: str) -> dict:
                      VALUES (%s, 'Holder', %s, true, 50)""", (item["id"], holder))
     other = admin.execute("""INSERT INTO insurance.beneficiaries (risk_item_id, name, share)
                              VALUES (%s, 'Other', 10) RETURNING id""", (item["id"],)).fetchone()
-    return {"id": item["id"], "uid": str(item["uid"]), "beneficiary_id": other["id"]}
+    return {"id": item["id"], "uid": str(item["uid"]), "beneficiary_id": other["id"], "package_uid": package["uid"]}
 
 
 def toml_string(value: str) -> str:
@@ -123,14 +129,41 @@ def fuzz_api():
         yield f"http://127.0.0.1:{port}"
 
 
+# Bodies that name a row: a random package uid or item id is refused before anything else runs,
+# so these name the fuzz run's own (every other field stays generated). The fuzz item's package
+# has no provider: a dispatch of it is SKIPPED, nothing leaves the machine.
+HOOKS = """
+import uuid
+import schemathesis
+
+REFERENCES = {references!r}
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    path, body = case.operation.path, case.body
+    if isinstance(body, dict) and path.startswith("/api/gateway/") and path.endswith("/risk-items"):
+        case.body = {{**body, "package_uid": REFERENCES["package_uid"], "policy_uid": uuid.uuid4().hex}}
+    elif isinstance(body, dict) and path == "/api/integrations/post-sales":
+        case.body = {{**{{k: v for k, v in body.items() if k != "id"}}, "uid": REFERENCES["item_uid"]}}
+    elif isinstance(body, dict) and path == "/api/integrations/dispatch":  # its package has no provider
+        record = body.get("record")
+        case.body = ({{**body, "record": {{**record, "id": REFERENCES["item_id"]}}}} if isinstance(record, dict)
+                     else {{**body, "id": REFERENCES["item_id"]}})
+"""
+
+
 def test_schemathesis_finds_no_failure(fuzz_api, admin, services, tmp_path):
-    config = config_file(tmp_path / "schemathesis.toml", credentials(fuzz_api, admin, services))
+    references: dict = {}
+    config = config_file(tmp_path / "schemathesis.toml", credentials(fuzz_api, admin, services, references))
+    (tmp_path / "fuzz_hooks.py").write_text(HOOKS.format(references=references))
     command = [str(Path(sys.executable).parent / "st"), "--config-file", str(config), "run",
                f"{fuzz_api}/openapi.json", "--checks", CHECKS, "--workers", "1", "--no-color",
                "--max-failures", "50", "--request-timeout", "20", "--seed", "11",
                *[arg for regex in EXCLUDED for arg in ("--exclude-path-regex", regex)]]
     # Run in tmp_path: schemathesis keeps its crash cache in the working directory.
-    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=540)
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "fuzz_hooks", "PYTHONPATH": str(tmp_path)}
+    run = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=540, env=env)
     report = run.stdout[-20000:] + run.stderr[-5000:]
     print(report)  # shown with -rP, or on failure
     assert run.returncode == 0, report

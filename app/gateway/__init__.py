@@ -25,6 +25,12 @@ BRANCHES = {
 RISK_ITEM_BRANCHES = {"v1": False, "v2": True}  # branch -> keyset pagination
 
 
+def document_branches():
+    """The branches as app/openapi writes the gateway's operations out for each."""
+    from app.openapi import Branches
+    return Branches(dict(BRANCHES), dict(RISK_ITEM_BRANCHES))
+
+
 def add_routes(app, services) -> None:
     for branch, tokens in services.gateway_tokens.items():
         guard = guard_for(branch, tokens)

@@ -20,6 +20,7 @@ CREATE TABLE insurance.emission_count_deltas (
   delta    integer NOT NULL
 );
 COMMENT ON TABLE insurance.emission_counts IS 'Emissions per status and provider, folded from emission_count_deltas';
+COMMENT ON TABLE insurance.emission_count_deltas IS 'Append-only +1/-1 per (status, provider) written by the emission triggers, folded into emission_counts at each scrape';
 ALTER TABLE insurance.emission_counts ENABLE ROW LEVEL SECURITY;
 ALTER TABLE insurance.emission_count_deltas ENABLE ROW LEVEL SECURITY;
 

@@ -45,10 +45,12 @@ CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integ
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _reply gateway.reply := gateway.admit(_limit);
+  _reply gateway.reply;
   _items jsonb;
   _total bigint;
 BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -78,8 +80,10 @@ CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _aft
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _reply gateway.reply := gateway.admit(_limit);
+  _reply gateway.reply;
 BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -108,8 +112,10 @@ COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
 CREATE FUNCTION gateway.get_risk_item(_limit integer, _uid uuid) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
-  _reply gateway.reply := gateway.admit(_limit);
+  _reply gateway.reply;
 BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;

@@ -133,6 +133,7 @@ COMMENT ON FUNCTION postsales.my_risk_items() IS
 CREATE FUNCTION postsales.risk_item(_id bigint, _uid uuid) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
   RETURN postsales.risk_item_json((postsales.visible_item(_id, _uid)).id);
 END
 $$;
@@ -146,13 +147,15 @@ COMMENT ON FUNCTION postsales.risk_item(bigint, uuid) IS
 CREATE FUNCTION postsales.update_risk_item(_id bigint, _uid uuid, _patch jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
-  _item      bigint := (postsales.visible_item(_id, _uid)).id;
+  _item      bigint;
   _subject   jsonb;
   _forbidden text[];
   _key       text;
   _value     jsonb;
   _valid     boolean;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
+  _item := (postsales.visible_item(_id, _uid)).id;
   IF jsonb_typeof(_patch) IS DISTINCT FROM 'object' OR _patch = '{}' THEN
     PERFORM postsales.unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
   END IF;
@@ -201,9 +204,11 @@ COMMENT ON FUNCTION postsales.update_risk_item(bigint, uuid, jsonb) IS
 CREATE FUNCTION postsales.risk_item_beneficiaries(_id bigint, _uid uuid) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
-  _item bigint := (postsales.visible_item(_id, _uid)).id;
+  _item bigint;
   _list jsonb;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
+  _item := (postsales.visible_item(_id, _uid)).id;
   SELECT coalesce(jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.id), '[]') INTO _list
     FROM insurance.beneficiaries b WHERE b.risk_item_id = _item;
   RETURN _list;
@@ -217,9 +222,11 @@ COMMENT ON FUNCTION postsales.risk_item_beneficiaries(bigint, uuid) IS
 CREATE FUNCTION postsales.add_beneficiary(_id bigint, _uid uuid, _body jsonb) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
-  _item bigint := (postsales.visible_item(_id, _uid)).id;
+  _item bigint;
   _row insurance.beneficiaries;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
+  _item := (postsales.visible_item(_id, _uid)).id;
   PERFORM postsales.beneficiary_fields(_body, false);
   IF NOT _body ? 'name' THEN
     PERFORM postsales.unprocessable('INVALID_VALUE', 'name is required', '{"field": "name"}');
@@ -240,9 +247,11 @@ CREATE FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
-  _item bigint := (postsales.visible_item(_id, _uid)).id;
+  _item bigint;
   _row insurance.beneficiaries;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
+  _item := (postsales.visible_item(_id, _uid)).id;
   SELECT * INTO _row FROM insurance.beneficiaries b WHERE b.id = _beneficiary_id AND b.risk_item_id = _item;
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'beneficiary not found', DETAIL = 'NOT_FOUND';
@@ -268,9 +277,11 @@ COMMENT ON FUNCTION postsales.update_beneficiary(bigint, uuid, bigint, jsonb) IS
 CREATE FUNCTION postsales.remove_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 DECLARE
-  _item bigint := (postsales.visible_item(_id, _uid)).id;
+  _item bigint;
   _is_holder boolean;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
+  _item := (postsales.visible_item(_id, _uid)).id;
   SELECT b.is_holder INTO _is_holder FROM insurance.beneficiaries b
    WHERE b.id = _beneficiary_id AND b.risk_item_id = _item;
   IF NOT FOUND THEN
@@ -292,8 +303,10 @@ COMMENT ON FUNCTION postsales.remove_beneficiary(bigint, uuid, bigint) IS
 CREATE FUNCTION postsales.risk_item_variants(_id bigint, _uid uuid) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
-  _package_id bigint := (postsales.visible_item(_id, _uid)).package_id;
+  _package_id bigint;
 BEGIN
+  PERFORM insurance.require_role('insurance_holder');
+  _package_id := (postsales.visible_item(_id, _uid)).package_id;
   RETURN (SELECT coalesce(jsonb_agg(jsonb_build_object(
                    'code', v.code, 'name', v.name, 'coverages', v.coverages,
                    'premium', v.premium, 'currency', v.currency) ORDER BY v.code), '[]')

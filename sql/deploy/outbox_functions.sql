@@ -44,6 +44,7 @@ GRANT EXECUTE ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) TO i
 -- body, attempts}], "nextDueAt": epoch seconds of the next delayed row or null}.
 CREATE FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) RETURNS jsonb
 LANGUAGE sql SET search_path = '' AS $$
+  SELECT insurance.require_role('insurance_service');
   WITH due AS (
     SELECT r.id FROM outbox.http_requests r
      WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
@@ -85,6 +86,7 @@ GRANT EXECUTE ON FUNCTION outbox.is_final(integer) TO insurance_service;
 CREATE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20)
 RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
+  SELECT insurance.require_role('insurance_service');
   WITH res AS (
     SELECT (x ->> 'id')::bigint AS id, (x ->> 'status')::integer AS status, x ->> 'error' AS error,
            outbox.is_final((x ->> 'status')::integer) AND NOT coalesce((x ->> 'retry')::boolean, false) AS final,
@@ -120,6 +122,7 @@ GRANT EXECUTE ON FUNCTION outbox.record_deliveries(text, jsonb, integer) TO insu
 -- release: give rows leased by `worker` back to the queue at once (a clean shutdown).
 CREATE FUNCTION outbox.release(_worker text, _ids bigint[]) RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
+  SELECT insurance.require_role('insurance_service');
   WITH upd AS (
     UPDATE outbox.http_requests r SET lease_until = NULL, leased_by = NULL,
                                       attempts = greatest(r.attempts - 1, 0)

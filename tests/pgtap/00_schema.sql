@@ -1,5 +1,6 @@
 -- The data model: tables, keys, checks, RLS enabled, roles and grants.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(49);
 
 SELECT has_schema(s) FROM unnest(ARRAY['insurance', 'postsales', 'gateway', 'integrations', 'outbox', 'dashboard']) AS s;
@@ -62,10 +63,10 @@ SELECT ok(pg_has_role('insurance_app', r, 'MEMBER'), 'insurance_app may switch t
                     'insurance_dashboard']) AS r;
 
 -- Default deny: a surface role with a table grant but without claims sees no row.
-SET LOCAL ROLE insurance_channel;
+SELECT pg_temp.act_as('insurance_channel');
 SELECT is((SELECT count(*)::int FROM insurance.risk_items), 0,
           'a channel role without claims sees no risk item (RLS denies by default)');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

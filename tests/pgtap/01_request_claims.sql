@@ -1,11 +1,12 @@
 -- insurance.claims() and insurance.claim(): how policies read the token.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(6);
 
 SELECT is(insurance.claims(), '{}'::jsonb, 'no claims set: an empty object');
-SELECT set_config('request.jwt.claims', '', true);
+SELECT pg_temp.with_claims(NULL);
 SELECT is(insurance.claims(), '{}'::jsonb, 'an empty setting (left by a pooled connection) is no claims');
-SELECT set_config('request.jwt.claims', '{"email": "holder@example.com", "sub": "42"}', true);
+SELECT pg_temp.with_claims('{"email": "holder@example.com", "sub": "42"}');
 SELECT is(insurance.claim('email'), 'holder@example.com', 'claim() reads one claim');
 SELECT is(insurance.claim('missing'), NULL, 'a missing claim is NULL');
 

@@ -2,6 +2,7 @@
 -- right, wrong, expired, reused and exhausted codes. Hashes here are plain digests: the
 -- functions only compare what the app sends.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(24);
 
 CREATE FUNCTION pg_temp.h(code text) RETURNS bytea LANGUAGE sql AS $$ SELECT public.digest(code, 'sha256') $$;
@@ -25,7 +26,7 @@ SELECT is(postsales.postsales_risk_item_ids_by_holder_email('OTP.Holder@example.
 SELECT is(postsales.postsales_risk_item_ids_by_holder_email('otp.cancelled@example.com'), '{}'::bigint[],
           'a holder of a cancelled item only has no active items');
 
-SELECT set_config('role', 'insurance_anon', true);
+SELECT pg_temp.act_as('insurance_anon');
 SELECT is(postsales.request_otp('OTP.Holder@example.com', pg_temp.h('111111'), 600, NULL, 0), '{"send": true}',
           'a holder e-mail: the code is to be mailed');
 SELECT is(postsales.request_otp('nobody@example.com', pg_temp.h('222222'), 600, NULL, 0), '{"send": false}',
@@ -39,7 +40,7 @@ SELECT ok((postsales.request_otp('otp.holder@example.com', pg_temp.h('333333'), 
           BETWEEN 1 AND 60, 'the cooldown says when to retry');
 SELECT throws_ok($$SELECT postsales.request_otp('otp.holder@example.com', 'short'::bytea, 600, NULL, 0)$$, 'PT400',
                  'malformed OTP request', 'a hash that is not 32 bytes is refused');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT results_eq($$SELECT code_hash, expires_at - created_at FROM insurance.postsales_otp
                      WHERE email = 'otp.holder@example.com'$$,
@@ -54,23 +55,23 @@ SELECT 'otp.cap@example.com', pg_temp.h('000000'), now() - m * interval '1 minut
   FROM generate_series(10, 40, 10) AS m;
 INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at)
 VALUES ('otp.cap@example.com', pg_temp.h('000000'), now() - interval '2 hours', now() - interval '1 hour');
-SELECT set_config('role', 'insurance_anon', true);
+SELECT pg_temp.act_as('insurance_anon');
 SELECT is(postsales.request_otp('otp.cap@example.com', pg_temp.h('444444'), 600, NULL, 0), '{"send": false}',
           'the fifth code of the hour is issued');
-RESET ROLE;
-UPDATE insurance.postsales_otp SET created_at = now() - interval '5 minutes'
- WHERE email = 'otp.cap@example.com' AND created_at = now();
-SELECT set_config('role', 'insurance_anon', true);
+SELECT pg_temp.as_operator();
+SELECT pg_temp.age_rows('insurance.postsales_otp', '5 minutes',
+                         $$email = 'otp.cap@example.com' AND created_at = now()$$);
+SELECT pg_temp.act_as('insurance_anon');
 SELECT is(postsales.request_otp('otp.cap@example.com', pg_temp.h('555555'), 600, NULL, 0) ->> 'error', 'OTP_RATE_LIMITED',
           'a sixth code within the hour is refused');
 SELECT is((postsales.request_otp('otp.cap@example.com', pg_temp.h('555555'), 600, NULL, 0) ->> 'retry_after')::int,
           20 * 60, 'retry when the oldest code of the hour leaves the window');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT count(*)::int FROM insurance.postsales_otp WHERE email = 'otp.cap@example.com'), 5,
           'rows older than an hour are pruned; refused requests store nothing');
 
 -- ---------------------------------------------------------------- verify
-SELECT set_config('role', 'insurance_anon', true);
+SELECT pg_temp.act_as('insurance_anon');
 SELECT is(postsales.verify_otp('otp.holder@example.com', pg_temp.h('999999'), 3, NULL, 0), '{"error": "OTP_INVALID"}',
           'a wrong code is refused');
 SELECT is(postsales.verify_otp('OTP.holder@example.com', pg_temp.h('111111'), 3, NULL, 0),
@@ -79,7 +80,7 @@ SELECT is(postsales.verify_otp('otp.holder@example.com', pg_temp.h('111111'), 3,
           'a used code does not verify again');
 SELECT is(postsales.verify_otp('never@example.com', pg_temp.h('111111'), 3, NULL, 0), '{"error": "OTP_INVALID"}',
           'no code for the e-mail');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT results_eq($$SELECT attempts, consumed_at IS NOT NULL FROM insurance.postsales_otp
                      WHERE email = 'otp.holder@example.com'$$, $$VALUES (1, true)$$,
                   'one failed attempt counted; the code is consumed');
@@ -87,7 +88,7 @@ SELECT results_eq($$SELECT attempts, consumed_at IS NOT NULL FROM insurance.post
 INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at) VALUES
   ('otp.expired@example.com', pg_temp.h('123456'), now() - interval '20 minutes', now() - interval '10 minutes'),
   ('otp.exhausted@example.com', pg_temp.h('123456'), now(), now() + interval '10 minutes');
-SELECT set_config('role', 'insurance_anon', true);
+SELECT pg_temp.act_as('insurance_anon');
 SELECT is(postsales.verify_otp('otp.expired@example.com', pg_temp.h('123456'), 3, NULL, 0), '{"error": "OTP_EXPIRED"}',
           'an expired code does not verify');
 SELECT is(ARRAY(SELECT postsales.verify_otp('otp.exhausted@example.com', pg_temp.h('000000'), 3, NULL, 0) ->> 'error'
@@ -96,7 +97,7 @@ SELECT is(ARRAY(SELECT postsales.verify_otp('otp.exhausted@example.com', pg_temp
           'three wrong guesses are evaluated, the fourth is refused');
 SELECT is(postsales.verify_otp('otp.exhausted@example.com', pg_temp.h('123456'), 3, NULL, 0) ->> 'error',
           'OTP_ATTEMPTS_EXHAUSTED', 'the right code no longer verifies once attempts are exhausted');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT attempts FROM insurance.postsales_otp WHERE email = 'otp.exhausted@example.com'), 5,
           'every failed verification is counted, evaluated or not');
 

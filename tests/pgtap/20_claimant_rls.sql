@@ -1,6 +1,7 @@
 -- Claimant RLS (claimant_rls): a holder sees exactly the items with a claimant row for the
 -- token's e-mail, writes nothing outside them, and the trigger mirrors holder e-mails.
 BEGIN;
+\ir helpers/common.psql
 \ir helpers/holder.psql
 SELECT plan(17);
 
@@ -68,7 +69,7 @@ SELECT is(pg_temp.rows_changed(format($$UPDATE insurance.risk_items SET insured_
           'an UPDATE of one''s own item changes it');
 SELECT pg_temp.as_holder(NULL);
 SELECT is_empty('SELECT id FROM insurance.risk_items', 'no e-mail claim: nothing visible');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT insured_subject FROM insurance.risk_items WHERE policy_uid = 'rls-c'), '{"phone": "1"}'::jsonb,
           'the other holder''s item is unchanged');
 

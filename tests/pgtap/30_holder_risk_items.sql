@@ -1,6 +1,7 @@
 -- Holder entry points (holder_risk_items): list, read, the PATCH allow-list, beneficiaries
 -- within post-sales scope and the sum of shares, all as insurance_holder under RLS.
 BEGIN;
+\ir helpers/common.psql
 \ir helpers/holder.psql
 SELECT plan(18);
 -- item_uid(policy): a uid by policy uid, even of an item the current role may not see.
@@ -63,7 +64,7 @@ SELECT throws_ok(format($$SELECT postsales.add_beneficiary(%s, NULL, '{"name": "
 SELECT throws_ok(format($$SELECT postsales.remove_beneficiary(%s, NULL, b.id) FROM insurance.beneficiaries b
                           WHERE b.email = 'ann.h@example.com'$$, pg_temp.item('hold-a')),
                  'PT422', 'the holder cannot be removed', 'the holder cannot be removed');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT insured_subject FROM insurance.risk_items WHERE policy_uid = 'hold-a'),
           '{"name": "Ann", "phone": "+34 611"}'::jsonb, 'the refused PATCH changed nothing');
 

@@ -1,6 +1,7 @@
 -- Channel RLS: a channel (role insurance_channel, claim sub = its id) sees and inserts only
 -- its own risk items and beneficiaries.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(14);
 
 INSERT INTO insurance.channels (id, name, api_key_hash) VALUES
@@ -25,8 +26,7 @@ CREATE TEMP TABLE ids ON COMMIT DROP AS
 GRANT SELECT ON ids TO insurance_channel;
 
 -- As channel A
-SELECT set_config('role', 'insurance_channel', true),
-       set_config('request.jwt.claims', '{"sub": "aaaaaaaa-0000-4000-8000-000000000001"}', true);
+SELECT pg_temp.act_as('insurance_channel', '{"sub": "aaaaaaaa-0000-4000-8000-000000000001"}');
 SELECT results_eq($$SELECT policy_uid FROM insurance.risk_items ORDER BY policy_uid$$,
                   ARRAY['RLS-A1', 'RLS-A2'], 'A sees only its own risk items');
 SELECT results_eq($$SELECT name FROM insurance.beneficiaries ORDER BY name$$,
@@ -53,20 +53,19 @@ SELECT throws_ok($$UPDATE insurance.risk_items SET insured_subject = '{"x": 1}'$
                  '42501', NULL, 'a channel has no UPDATE on risk items');
 
 -- As channel B
-SELECT set_config('request.jwt.claims', '{"sub": "bbbbbbbb-0000-4000-8000-000000000002"}', true);
+SELECT pg_temp.with_claims('{"sub": "bbbbbbbb-0000-4000-8000-000000000002"}');
 SELECT results_eq($$SELECT policy_uid FROM insurance.risk_items$$, ARRAY['RLS-B1'],
                   'B sees only its item, not the one A just made');
 SELECT results_eq($$SELECT name FROM insurance.beneficiaries$$, ARRAY['of RLS-B1'],
                   'B sees only its beneficiaries');
 
 -- No claims, or the other roles: nothing
-SELECT set_config('request.jwt.claims', '', true);
+SELECT pg_temp.with_claims(NULL);
 SELECT is_empty($$SELECT 1 FROM insurance.risk_items$$, 'a channel without a sub sees nothing');
-RESET ROLE;
-SELECT set_config('role', 'insurance_anon', true);
+SELECT pg_temp.act_as('insurance_anon');
 SELECT throws_ok($$SELECT 1 FROM insurance.risk_items$$, '42501', NULL, 'anon cannot read risk items');
 SELECT throws_ok($$SELECT 1 FROM insurance.channels$$, '42501', NULL, 'anon cannot read channels');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

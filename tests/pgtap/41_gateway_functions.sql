@@ -1,6 +1,7 @@
 -- Gateway functions: authorize's refusals and context, admission (active channel, rate
 -- limit counted in the database), and the risk-item functions' domain errors.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(22);
 
 INSERT INTO insurance.channels (id, name, branches, api_key_hash, ia_keys, integration_payload) VALUES
@@ -15,7 +16,7 @@ INSERT INTO insurance.channel_packages (channel_id, package_id)
   SELECT 'cccccccc-0000-4000-8000-000000000001', id FROM insurance.packages WHERE uid = 'fn-pkg';
 
 -- authorize, as anon
-SELECT set_config('role', 'insurance_anon', true);
+SELECT pg_temp.act_as('insurance_anon');
 SELECT is(gateway.authorize(public.digest('key-c', 'sha256'), 'v1'),
           '{"id": "cccccccc-0000-4000-8000-000000000001", "name": "C", "branch": "v1", "gen": 1}'::jsonb,
           'v1: the channel context without payloads');
@@ -31,11 +32,10 @@ SELECT throws_ok($$SELECT gateway.authorize(public.digest('key-c', 'sha256'), 'v
                  'PT403', 'channel may not use this branch', 'a branch the channel may not use');
 SELECT throws_ok($$SELECT gateway.list_risk_items(0, 0, 49, NULL)$$, '42501', NULL,
                  'anon cannot call the channel''s functions');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 -- admission, as the channel
-SELECT set_config('role', 'insurance_channel', true),
-       set_config('request.jwt.claims', '{"sub": "cccccccc-0000-4000-8000-000000000001", "branch": "v1", "gen": 1}', true);
+SELECT pg_temp.act_as('insurance_channel', '{"sub": "cccccccc-0000-4000-8000-000000000001", "branch": "v1", "gen": 1}');
 SELECT is((gateway.list_risk_items(0, 0, 49, NULL)).rate_limit, NULL, 'limit 0: nothing counted');
 SELECT is(ARRAY[(gateway.admit(2)).rate_remaining, (gateway.admit(2)).rate_remaining, (gateway.admit(2)).rate_remaining],
           ARRAY[1, 0, -1], 'the third call of a minute with limit 2 is over it');
@@ -43,10 +43,9 @@ SELECT is((gateway.list_risk_items(2, 0, 49, NULL)).data, NULL, 'a call over the
 SELECT is((gateway.admit(2)).rate_reset,
           extract(epoch FROM date_trunc('minute', now()) + interval '1 minute')::bigint,
           'the window ends at the next minute');
-RESET ROLE;
-UPDATE insurance.rate_limits SET window_start = window_start - interval '1 minute'
- WHERE channel_id = 'cccccccc-0000-4000-8000-000000000001';
-SELECT set_config('role', 'insurance_channel', true);
+SELECT pg_temp.as_operator();
+SELECT pg_temp.age_rows('insurance.rate_limits', '1 minute', $$channel_id = 'cccccccc-0000-4000-8000-000000000001'$$);
+SELECT pg_temp.act_as('insurance_channel', '{"sub": "cccccccc-0000-4000-8000-000000000001", "branch": "v1", "gen": 1}');
 SELECT is((gateway.admit(2)).rate_remaining, 1, 'a new minute starts a new count');
 
 -- risk items
@@ -86,14 +85,14 @@ SELECT is((SELECT p ->> 'message' FROM jsonb_array_elements(pg_temp.create_probl
           'must be an e-mail address', 'create: the message is the constraint''s comment');
 
 -- a revoked channel's calls stop at once
-RESET ROLE;
+SELECT pg_temp.as_operator();
 UPDATE insurance.channels SET active = false, revoked_at = now() WHERE id = 'cccccccc-0000-4000-8000-000000000001';
-SELECT set_config('role', 'insurance_channel', true);
+SELECT pg_temp.act_as('insurance_channel', '{"sub": "cccccccc-0000-4000-8000-000000000001", "branch": "v1", "gen": 1}');
 SELECT throws_ok($$SELECT gateway.list_risk_items(0, 0, 49, NULL)$$, 'PT401', 'Invalid access token',
                  'a revoked channel''s token is refused');
 SELECT throws_ok($$SELECT gateway.validate(0)$$, 'PT401', 'Invalid access token',
                  'also on the validator');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,6 +1,7 @@
 -- A gateway token dies with its key generation and with its branch: admit() (inside every
 -- gateway entry point) refuses a token issued before a rotation or for a branch taken away.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(7);
 
 INSERT INTO insurance.channels (id, name, branches, api_key_hash) VALUES
@@ -10,12 +11,12 @@ SELECT is((SELECT key_generation FROM insurance.channels WHERE id = 'eeeeeeee-00
 
 CREATE FUNCTION pg_temp.call_as(_claims text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM set_config('role', 'insurance_channel', true), set_config('request.jwt.claims', _claims, true);
+  PERFORM pg_temp.act_as('insurance_channel', _claims::jsonb);
   PERFORM gateway.validate(0);
-  RESET ROLE;
+  PERFORM pg_temp.as_operator();
   RETURN 'admitted';
 EXCEPTION WHEN OTHERS THEN
-  RESET ROLE;
+  PERFORM pg_temp.as_operator();
   RETURN SQLSTATE || ' ' || SQLERRM;
 END
 $$;

@@ -1,5 +1,6 @@
 -- integrations.standard_risk_item and provider_config: what the orchestrator reads.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(15);
 
 INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-sri', 'Pgtap package');
@@ -26,9 +27,9 @@ SELECT ok(EXISTS (SELECT 1 FROM pg_policies WHERE schemaname = 'insurance' AND t
   FROM (VALUES ('risk_items', 'risk_items_select_service'), ('beneficiaries', 'beneficiaries_select_service'),
                ('authorized_claimants', 'authorized_claimants_select_service')) AS v(t, p);
 
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 CREATE TEMP TABLE got ON COMMIT DROP AS SELECT integrations.standard_risk_item((SELECT id FROM ids)) AS j;
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT is((SELECT j ->> 'variant' FROM got), 'health', 'the item carries its variant');
 SELECT is((SELECT j ->> 'package_uid' FROM got), 'pgtap-sri', 'and its package uid');
@@ -40,18 +41,18 @@ SELECT is((SELECT j -> 'authorized_claimants' FROM got), '[{"email": "ada@exampl
 SELECT is((SELECT j -> 'policy' ->> 'variantName' FROM got), 'Health plus', 'the policy data of the variant');
 SELECT is((SELECT (j -> 'policy' ->> 'premium')::numeric FROM got), 42.5::numeric, 'and its premium');
 
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT throws_ok('SELECT integrations.standard_risk_item(-1)', 'PT404', 'risk item not found',
                  'an unknown item is PT404 RISK_ITEM_NOT_FOUND');
 SELECT is(integrations.provider_config('pgtap_provider'), '{"apiKey": "k"}'::jsonb,
           'provider_config reads auth_config by slug, case-insensitively');
 SELECT is(integrations.provider_config('NO_SUCH_PROVIDER'), NULL, 'no row: NULL');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
-SELECT set_config('role', 'insurance_holder', true);
+SELECT pg_temp.act_as('insurance_holder');
 SELECT throws_ok('SELECT integrations.provider_config(''PGTAP_PROVIDER'')', '42501', NULL,
                  'a holder cannot read provider credentials');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

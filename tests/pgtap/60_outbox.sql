@@ -1,9 +1,10 @@
 -- The outbox: http_post, claim with a lease, record deliveries, release.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(16);
 
 DELETE FROM outbox.http_requests;  -- this transaction only (rolled back)
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 
 SELECT ok(outbox.http_post('/api/integrations/dispatch', '{"a": 1}') > 0, 'http_post takes a path of the API');
 SELECT ok(outbox.http_post('https://hooks.example.com/x', '{"b": 2}', '{"X-Test": "1"}') > 0,
@@ -21,9 +22,10 @@ SELECT is(jsonb_array_length(outbox.claim_batch('w2', 10, 30) -> 'requests'), 0,
 SELECT ok((outbox.claim_batch('w2', 10, 30) ->> 'nextDueAt')::numeric > extract(epoch FROM now()),
           'claim_batch says when the next delayed row is due');
 
-RESET ROLE;
-UPDATE outbox.http_requests SET lease_until = now() - interval '1 second' WHERE url = '/api/integrations/dispatch';
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.as_operator();
+-- A minute later (the lease was 30 s):
+SELECT pg_temp.age_rows('outbox.http_requests', '1 minute', $$url = '/api/integrations/dispatch'$$);
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(outbox.claim_batch('w2', 10, 30) #>> '{requests,0,url}', '/api/integrations/dispatch',
           'a row whose lease expired (its worker died) is claimed again');
 SELECT is((SELECT attempts FROM outbox.http_requests WHERE url = '/api/integrations/dispatch'), 2,
@@ -42,15 +44,16 @@ SELECT ok((SELECT deliver_after > now() AND lease_until IS NULL AND last_status 
              FROM outbox.http_requests WHERE url LIKE 'https:%'),
           'a 503 puts the row back with a backoff and the answer recorded');
 
-RESET ROLE;
-UPDATE outbox.http_requests SET deliver_after = now() WHERE url LIKE 'https:%';
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.as_operator();
+-- An hour later (the longest backoff):
+SELECT pg_temp.age_rows('outbox.http_requests', '1 hour', $$url LIKE 'https:%'$$);
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(outbox.release('w3', ARRAY(SELECT id FROM outbox.http_requests WHERE url LIKE 'https:%'
                                       AND (outbox.claim_batch('w3', 1, 30) IS NOT NULL))), 1,
           'release gives a leased row back');
 SELECT is((SELECT lease_until FROM outbox.http_requests WHERE url LIKE 'https:%'), NULL,
           'a released row has no lease');
 
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT * FROM finish();
 ROLLBACK;

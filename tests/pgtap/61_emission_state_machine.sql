@@ -1,5 +1,6 @@
 -- The emission state machine: every transition, the backoff, metadata, outbox rows.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(31);
 
 INSERT INTO insurance.packages (uid, name, sales_integration_slug) VALUES ('pgtap-61', 'P', 'PROVIDER_A');
@@ -28,7 +29,7 @@ CREATE FUNCTION pg_temp.em(p text) RETURNS insurance.integration_emissions LANGU
   SELECT * FROM insurance.integration_emissions WHERE risk_item_id = pg_temp.item(p) AND event = 'SALES_DISPATCH' $$;
 
 -- As the service role, through its policies.
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 
 -- Backoff bounds (now() is frozen inside this transaction; random() is not).
 SELECT ok((SELECT min(d) >= interval '60 seconds' AND max(d) <= interval '120 seconds'
@@ -122,6 +123,6 @@ SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = 'https://c
 SELECT is((SELECT metadata #>> '{integration,state}' FROM insurance.risk_items WHERE id = pg_temp.item('pol-4')),
           'SUCCESS', 'a MAIL_PROVIDER emission does not overwrite metadata.integration');
 
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,5 +1,6 @@
 -- Claims on an emission key: one provider call at a time, none after SUCCESS, leases expire.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(17);
 
 INSERT INTO insurance.packages (uid, name, sales_integration_slug, post_sales_integration_slug)
@@ -15,7 +16,7 @@ CREATE FUNCTION pg_temp.item(p text) RETURNS bigint LANGUAGE sql AS $$
 CREATE TEMP TABLE t AS SELECT pg_temp.item('pgtap-62-pol') AS a, pg_temp.item('pgtap-62-none-pol') AS b;
 GRANT SELECT ON t TO insurance_service, insurance_holder;
 
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w1') ->> 'claimed', 'true',
           'the first caller claims the key');
 SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w1') ->> 'claimed',
@@ -26,9 +27,10 @@ SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH',
 SELECT is((SELECT count(*)::int FROM insurance.emission_claims WHERE risk_item_id = (SELECT a FROM t)), 1,
           'one claim per key');
 
-RESET ROLE;
-UPDATE insurance.emission_claims SET lease_until = clock_timestamp() - interval '1 second';
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.as_operator();
+-- Two minutes later (the lease was 60 s):
+SELECT pg_temp.age_rows('insurance.emission_claims', '2 minutes');
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w2') ->> 'claimed', 'true',
           'an expired claim (a crashed caller) is taken over');
 SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w2') ->> 'status', 'IN_PROGRESS',
@@ -66,13 +68,13 @@ SELECT is(integrations.record_batch(jsonb_build_array(
                                'outcome', '{"status": "SUCCESS", "externalId": "B-1"}'::jsonb)), '{}') #>> '{0,externalId}',
           'B-1', 'record_batch records each outcome');
 
-SELECT set_config('role', 'insurance_holder', true), set_config('request.jwt.claims', '{"email": "other@example.com"}', true);
+SELECT pg_temp.act_as('insurance_holder', '{"email": "other@example.com"}');
 SELECT throws_ok($$SELECT integrations.begin_post_sales_emission((SELECT a FROM t), 'w1')$$, 'PT401', 'access denied',
                  'post-sales: a holder without a claimant row is denied');
-SELECT set_config('request.jwt.claims', '{"email": "holder62@example.com"}', true);
+SELECT pg_temp.with_claims('{"email": "holder62@example.com"}');
 SELECT is(integrations.begin_post_sales_emission((SELECT a FROM t), 'w1') ->> 'status', 'SKIPPED',
           'post-sales: the claimant of a package without post_sales_integration_slug gets SKIPPED');
 
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,5 +1,6 @@
 -- The triggers: risk item inserts and POLICY_CREATED orders enqueue their dispatch.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(6);
 
 DELETE FROM outbox.http_requests;
@@ -32,12 +33,11 @@ INSERT INTO insurance.channels (id, name, api_key_hash)
   VALUES ('6363cccc-0000-4000-8000-000000000063', 'pgtap-63', public.digest('pgtap-63-key', 'sha256'));
 INSERT INTO insurance.channel_packages (channel_id, package_id)
   SELECT '6363cccc-0000-4000-8000-000000000063', id FROM insurance.packages WHERE uid = 'pgtap-63';
-SELECT set_config('role', 'insurance_channel', true),
-       set_config('request.jwt.claims', '{"sub": "6363cccc-0000-4000-8000-000000000063"}', true);
+SELECT pg_temp.act_as('insurance_channel', '{"sub": "6363cccc-0000-4000-8000-000000000063"}');
 INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant)
   SELECT id, '6363cccc-0000-4000-8000-000000000063', 'pgtap-63-channel', 'travel'
     FROM insurance.packages WHERE uid = 'pgtap-63';
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE body #>> '{record,policy_uid}' = 'pgtap-63-channel'), 1,
           'an item a partner channel inserts is dispatched too (the trigger runs as its owner)');
 

@@ -1,5 +1,6 @@
 -- The minute sweep and its pg_cron job; the dashboard's retry_from_backoffice.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(12);
 
 DELETE FROM outbox.http_requests;
@@ -34,13 +35,12 @@ SELECT is((SELECT count(*)::int FROM outbox.http_requests, integrations.sweep() 
 
 -- retry_from_backoffice, through the dashboard's audited entry point
 DELETE FROM outbox.http_requests;
-SELECT set_config('role', 'insurance_dashboard', true),
-       set_config('request.jwt.claims', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}', true);
+SELECT pg_temp.act_as('insurance_dashboard', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}');
 SELECT is(dashboard.retry_emissions(ARRAY(SELECT id FROM t ORDER BY id), 'trpc'),
           (SELECT jsonb_agg(jsonb_build_object('id', id, 'status', CASE status WHEN 'SUCCESS' THEN 'SUCCESS' ELSE 'FAILED' END,
                                                'queued', status <> 'SUCCESS') ORDER BY id) FROM t),
           'FAILED and ABANDONED are queued (as FAILED), SUCCESS is left alone');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = '/api/integrations/retry'), 2,
           'the same /retry call as the automatic retry, one per emission');
 SELECT is((SELECT (status, attempts, next_retry_at = now())::text FROM insurance.integration_emissions
@@ -48,17 +48,15 @@ SELECT is((SELECT (status, attempts, next_retry_at = now())::text FROM insurance
           'an ABANDONED emission restarts: FAILED, due now, attempts from 0');
 SELECT is((SELECT status FROM insurance.integration_emissions WHERE id = (SELECT id FROM t WHERE status = 'SUCCESS')),
           'SUCCESS', 'SUCCESS stays SUCCESS');
-SELECT set_config('role', 'insurance_dashboard', true),
-       set_config('request.jwt.claims', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}', true);
+SELECT pg_temp.act_as('insurance_dashboard', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}');
 SELECT is(jsonb_array_length(dashboard.retry_emissions(ARRAY(SELECT id FROM t), 'trpc')), 3, 'a second retry answers too');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = '/api/integrations/retry'), 2,
           'and does not queue a second /retry while one is pending');
-SELECT set_config('role', 'insurance_dashboard', true),
-       set_config('request.jwt.claims', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}', true);
+SELECT pg_temp.act_as('insurance_dashboard', '{"role": "dashboard", "email": "ops@example.com", "sub": "1"}');
 SELECT throws_ok($$SELECT dashboard.retry_emissions(ARRAY[-5::bigint], 'trpc')$$, 'PT404', 'emission not found',
                  'an unknown id is PT404 NOT_FOUND');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 -- The pg_cron job is registered for this database (in the cluster's cron database).
 SELECT is((SELECT x FROM dblink(format('host=%s port=%s dbname=%s user=%s',

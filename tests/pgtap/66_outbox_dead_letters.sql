@@ -1,6 +1,7 @@
 -- Outbox dead letters: a row tried max_attempts times dies, is never claimed or swept back,
 -- is listed and put back in the queue by an operator (audited).
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(13);
 
 DELETE FROM outbox.http_requests;
@@ -13,25 +14,26 @@ LANGUAGE sql AS $$
   SELECT outbox.record_deliveries('w', jsonb_build_array(jsonb_build_object(
            'id', (pg_temp.row(n)).id, 'status', status, 'error', 'no', 'retry', retry)), max) $$;
 
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(jsonb_array_length(outbox.claim_batch('w', 10, 30) -> 'requests'), 2, 'both rows are claimed');
 SELECT is(pg_temp.fail(1), 0, 'a failed delivery is not done');
 SELECT is(pg_temp.fail(2, 401, true), 0, 'a 401 the worker calls a configuration error is not done either');
 SELECT ok((SELECT delivered_at IS NULL AND dead_at IS NULL AND last_status = 401 AND deliver_after > now()
              FROM pg_temp.row(2)), 'it waits for its backoff, alive');
-RESET ROLE;
-UPDATE outbox.http_requests SET deliver_after = now();
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.as_operator();
+-- An hour later (the longest backoff):
+SELECT pg_temp.age_rows('outbox.http_requests', '1 hour');
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(jsonb_array_length(outbox.claim_batch('w', 10, 30) -> 'requests'), 2, 'both are tried a second time');
 SELECT is(pg_temp.fail(1) + pg_temp.fail(2, 403, true), 0, 'and fail again');
 SELECT ok((SELECT bool_and(dead_at IS NOT NULL AND delivered_at IS NULL AND attempts = 2) FROM outbox.http_requests),
           'at max_attempts both rows are dead, kept, not delivered');
-RESET ROLE;
-UPDATE outbox.http_requests SET deliver_after = now() - interval '1 hour';
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.as_operator();
+SELECT pg_temp.age_rows('outbox.http_requests', '1 hour');
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(jsonb_array_length(outbox.claim_batch('w', 10, 30) -> 'requests'), 0, 'a dead row is never claimed');
 SELECT is(integrations.sweep() ->> 'retriesQueued', '0', 'nor swept back');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT ok((SELECT bool_and(dead_at IS NOT NULL) FROM outbox.http_requests), 'the sweep leaves dead rows dead');
 
 SELECT is(jsonb_array_length(outbox.list_requests(true, 10)), 2, 'list_requests lists the dead rows');

@@ -2,6 +2,7 @@
 -- the masked request payload kept for operators, metadata.integration for the sales
 -- dispatch only, and a batch whose poisoned outcome never blocks the others.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(20);
 
 INSERT INTO insurance.packages (uid, name, sales_integration_slug) VALUES ('pgtap-65', 'P', 'PROVIDER_A');
@@ -22,7 +23,7 @@ CREATE FUNCTION pg_temp.em(p text, ev text DEFAULT 'SALES_DISPATCH') RETURNS ins
 CREATE FUNCTION pg_temp.entry(o jsonb, p text) RETURNS jsonb LANGUAGE sql AS $$
   SELECT jsonb_build_object('riskItemId', pg_temp.item(p), 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH', 'outcome', o) $$;
 
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 
 -- Retry-After: an absurd value is clamped to the cap instead of overflowing (22008).
 SELECT is(integrations.retry_delay(1, 1, 2, 10000000000000) <= interval '2 seconds', true,
@@ -92,6 +93,6 @@ SELECT is((SELECT jsonb_agg(x ->> 'status') FROM jsonb_array_elements(integratio
                                'outcome', '{"status": "SUCCESS", "externalId": "X"}'::jsonb)), pg_temp.opts())) x),
           '["SUCCESS", "FAILED"]'::jsonb, 'an outcome for an item that does not exist is answered FAILED, the other stored');
 
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,5 +1,6 @@
 -- Dashboard sessions, login attempt reservations and what a dashboard session may read.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(25);
 
 INSERT INTO insurance.dashboard_users (email, password_hash)
@@ -31,7 +32,8 @@ $$;
 SELECT ok((SELECT retry_after BETWEEN 1 AND 900 FROM _lockout), 'the lockout hints retryAfter in seconds');
 
 -- A window that has ended starts again from one attempt.
-UPDATE insurance.dashboard_login_failures SET window_ends = now() - interval '1 second' WHERE key = 'email:ops@pgtap.invalid';
+-- 15 minutes and a second later (the window is 15 minutes):
+SELECT pg_temp.age_rows('insurance.dashboard_login_failures', '15 minutes 1 second', $$key = 'email:ops@pgtap.invalid'$$);
 SELECT lives_ok($$SELECT dashboard.login_user('ops@pgtap.invalid', '192.0.2.1')$$, 'an ended window unlocks');
 SELECT is((SELECT failures FROM insurance.dashboard_login_failures WHERE key = 'email:ops@pgtap.invalid'), 1,
           'an attempt after the window counts from one');
@@ -55,10 +57,10 @@ SELECT throws_ok($$SELECT dashboard.login_succeeded('ops@pgtap.invalid', 'x', pu
 -- session_claims: live sessions only.
 SELECT is(dashboard.session_claims(public.digest('token-1', 'sha256')) ->> 'role', 'dashboard', 'a live session has claims');
 SELECT is(dashboard.session_claims(public.digest('token-2', 'sha256')), NULL, 'an unknown token has none');
-UPDATE insurance.dashboard_sessions SET created_at = now() - interval '2 hours', expires_at = now() - interval '1 second'
- WHERE token_hash = public.digest('token-1', 'sha256');
+-- An hour and a second later (the session lives an hour):
+SELECT pg_temp.age_rows('insurance.dashboard_sessions', '1 hour 1 second', $$token_hash = public.digest('token-1', 'sha256')$$);
 SELECT is(dashboard.session_claims(public.digest('token-1', 'sha256')), NULL, 'an expired session has none');
-UPDATE insurance.dashboard_sessions SET expires_at = now() + interval '1 hour' WHERE token_hash = public.digest('token-1', 'sha256');
+SELECT pg_temp.age_rows('insurance.dashboard_sessions', '-1 hour -1 second', $$token_hash = public.digest('token-1', 'sha256')$$);
 SELECT ok(dashboard.logout(public.digest('token-1', 'sha256')), 'logout revokes a live session');
 SELECT is(dashboard.session_claims(public.digest('token-1', 'sha256')), NULL, 'a revoked session has none');
 
@@ -72,11 +74,11 @@ SELECT r.id, p, 'POLICY_CREATED', 'FAILED', 2, now() + interval '1 minute', '[{"
 CREATE TEMP TABLE _item AS SELECT id FROM insurance.risk_items WHERE policy_uid = 'PGTAP-DASH-1';
 GRANT SELECT ON _item TO insurance_dashboard;
 
-SELECT set_config('role', 'insurance_dashboard', true), set_config('request.jwt.claims', '', true);
+SELECT pg_temp.act_as('insurance_dashboard');
 SELECT is((SELECT count(*)::int FROM insurance.integration_emissions), 0, 'no claims: the dashboard role sees no emission');
 SELECT throws_ok($$SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item))$$, 'PT404', 'risk item not found',
                  'no claims: the risk item does not exist for it');
-SELECT set_config('request.jwt.claims', '{"sub": "1", "role": "dashboard"}', true);
+SELECT pg_temp.with_claims('{"sub": "1", "role": "dashboard"}');
 SELECT is((SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item)) #>> '{emissions,0,lastError,code}'),
           'PROVIDER_UNAVAILABLE', 'a session reads the emissions of an item, with the newest error');
 SELECT is((SELECT jsonb_array_length(dashboard.list_emissions(NULL, NULL, NULL, NULL, NULL, NULL, 100) -> 'items') >= 3), true,
@@ -87,7 +89,7 @@ SELECT is((SELECT jsonb_array_length(p.page -> 'items') || '/' || coalesce(p.pag
              FROM _page1, LATERAL (SELECT dashboard.list_emissions('{FAILED}', NULL, NULL, now(), NULL,
                                                                    (_page1.page ->> 'nextCursor')::bigint, 2) AS page) p),
           '1/end', 'the next cursor gives the rest, and the last page has no cursor');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

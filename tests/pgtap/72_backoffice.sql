@@ -1,6 +1,7 @@
 -- The back-office's reads and its audited retries (dashboard_access): what a session sees,
 -- what a retry changes, the audit row it writes, and who may call it.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(17);
 
 INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-71', 'P');
@@ -16,8 +17,7 @@ CREATE TEMP TABLE _em AS SELECT e.id FROM insurance.integration_emissions e JOIN
                           WHERE r.policy_uid = 'PGTAP-71';
 GRANT SELECT ON _em TO insurance_dashboard, insurance_holder;
 
-SELECT set_config('role', 'insurance_dashboard', true),
-       set_config('request.jwt.claims', '{"sub": "7", "email": "ops@pgtap.invalid", "role": "dashboard"}', true);
+SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "7", "email": "ops@pgtap.invalid", "role": "dashboard"}');
 SELECT is((dashboard.list_emissions('{ABANDONED}', 'PROVIDER_A', 'SALES_DISPATCH', NULL, NULL, NULL, 100) #>> '{items,0,id}')::bigint,
           (SELECT id FROM _em), 'the list filters by status, provider and event');
 SELECT is(jsonb_array_length(dashboard.list_emissions(NULL, NULL, 'NO_SUCH_EVENT', NULL, NULL, NULL, 100) -> 'items'), 0,
@@ -28,22 +28,22 @@ SELECT is(dashboard.emission_detail((SELECT id FROM _em)) #>> '{riskItem,policyU
 SELECT throws_ok('SELECT dashboard.emission_detail(-1)', 'PT404', 'emission not found', 'an unknown emission is 404');
 SELECT is(dashboard.list_outbox(false, NULL, 10) #>> '{items,0,url}', 'https://hooks.example.com/…',
           'the outbox shows where a row goes, never a webhook''s secret path');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 UPDATE outbox.http_requests SET dead_at = now();
-SELECT set_config('role', 'insurance_dashboard', true);
+SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "7", "email": "ops@pgtap.invalid", "role": "dashboard"}');
 SELECT results_eq($$SELECT jsonb_array_length(dashboard.list_outbox(false, NULL, 10) -> 'items'),
                            jsonb_array_length(dashboard.list_outbox(true, NULL, 10) -> 'items')$$,
                   $$VALUES (0, 1)$$, 'a dead letter is listed with the dead, not with the waiting');
 
 SELECT is(dashboard.retry_emissions(ARRAY[(SELECT id FROM _em)], 'backoffice') #>> '{0,status}', 'FAILED',
           'a retry restarts the ABANDONED emission');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT results_eq($$SELECT actor, action, targets, result, details ->> 'via' FROM insurance.audit_log ORDER BY id DESC LIMIT 1$$,
                   $$SELECT 'dashboard:ops@pgtap.invalid', 'emissions.retry', jsonb_build_array((SELECT id FROM _em)), 'ok', 'backoffice'$$,
                   'and writes the audit row: the session''s user, the action, the ids, the result');
 SELECT is((SELECT attempts FROM insurance.integration_emissions WHERE id = (SELECT id FROM _em)), 0, 'attempts start again');
 
-SELECT set_config('role', 'insurance_dashboard', true);
+SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "7", "email": "ops@pgtap.invalid", "role": "dashboard"}');
 SELECT is(dashboard.retry_outbox(ARRAY[(SELECT max(id) FROM outbox.http_requests), -5]),
           jsonb_build_array(jsonb_build_object('id', -5, 'result', 'not_found'),
                             jsonb_build_object('id', (SELECT max(id) FROM outbox.http_requests), 'result', 'queued')),
@@ -52,19 +52,17 @@ SELECT is((SELECT dead_at FROM outbox.http_requests ORDER BY id DESC LIMIT 1), N
 SELECT is((SELECT actor || ' ' || action FROM insurance.audit_log ORDER BY id DESC LIMIT 1),
           'dashboard:ops@pgtap.invalid outbox.retry', 'and is audited as the session''s user');
 SELECT is(dashboard.list_audit(NULL, 1) #>> '{items,0,action}', 'outbox.retry', 'the audit page lists the newest first');
-SELECT set_config('request.jwt.claims', '', true);
+SELECT pg_temp.with_claims(NULL);
 SELECT throws_ok($$SELECT dashboard.retry_emissions(ARRAY[(SELECT id FROM _em)], 'trpc')$$, 'PT401', NULL,
                  'without a session''s claims a retry is refused');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
-SELECT set_config('role', 'insurance_holder', true);
+SELECT pg_temp.act_as('insurance_holder');
 SELECT throws_ok($$SELECT dashboard.retry_emissions(ARRAY[1], 'trpc')$$, '42501', NULL, 'a holder may not retry');
-RESET ROLE;
-SET LOCAL ROLE insurance_app;
-SELECT set_config('role', 'insurance_channel', true);
+SELECT pg_temp.as_login('insurance_app', 'insurance_channel');
 SELECT throws_ok($$SELECT dashboard.retry_outbox(ARRAY[1])$$, '42501', NULL,
                  'the app login under another role is refused by the guard');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,6 +1,7 @@
 -- The dashboard's beneficiaries sync (dashboard_sync): its own entry point, for the dashboard
 -- role only, with the session's access check and an audit row; emissions by uid.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(8);
 
 INSERT INTO insurance.packages (uid, name, post_sales_integration_slug) VALUES ('pgtap-sync', 'Sync', 'PROVIDER_A');
@@ -15,10 +16,10 @@ SELECT ok(has_function_privilege('insurance_dashboard', 'dashboard.begin_benefic
           AND NOT has_function_privilege('insurance_service', 'dashboard.begin_beneficiaries_sync(bigint, uuid, text, integer)', 'EXECUTE'),
           'the sync is the dashboard role''s, not the service role''s');
 
-SET LOCAL ROLE insurance_dashboard;
+SELECT pg_temp.act_as('insurance_dashboard');
 SELECT throws_ok(format('SELECT dashboard.begin_beneficiaries_sync(NULL, %L, ''pgtap'', 60)', (SELECT uid FROM _item)),
                  'PT401', 'a valid dashboard session is required', 'without a session''s claims: 401');
-SELECT set_config('request.jwt.claims', '{"sub": "7", "email": "ops@pgtap.invalid", "role": "dashboard"}', true);
+SELECT pg_temp.with_claims('{"sub": "7", "email": "ops@pgtap.invalid", "role": "dashboard"}');
 SELECT is(dashboard.begin_beneficiaries_sync(NULL, (SELECT uid FROM _item), 'pgtap', 60) - 'item' - 'idempotencyKey',
           jsonb_build_object('riskItemId', (SELECT id FROM _item), 'riskItemUid', (SELECT uid FROM _item),
                              'provider', 'PROVIDER_A', 'event', 'BENEFICIARIES_SYNC', 'claimed', true,
@@ -32,7 +33,7 @@ SELECT is(dashboard.risk_item_emissions(NULL, (SELECT uid FROM _item)) -> 'riskI
           'emissions of an item by its uid');
 SELECT throws_ok(format('SELECT dashboard.risk_item_emissions(1, %L)', (SELECT uid FROM _item)), 'PT404', NULL,
                  'an id and a uid of two items name nothing');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT array_agg(actor ORDER BY id) FROM insurance.audit_log
             WHERE action = 'emissions.sync' AND targets = jsonb_build_array((SELECT uid FROM _item))),
           ARRAY['dashboard:ops@pgtap.invalid', 'dashboard:ops@pgtap.invalid'],

@@ -1,5 +1,6 @@
 -- The audit log: record_audit appends, the dashboard reads, nobody rewrites history.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(7);
 
 SELECT isnt(insurance.record_audit('cli:pgtap', 'channels.create', '["c-1"]'), NULL,
@@ -12,16 +13,15 @@ SELECT throws_ok($$SELECT insurance.record_audit('cli:pgtap', 'not an action', '
 SELECT throws_ok($$SELECT insurance.record_audit('cli:pgtap', 'emissions.retry', '{}')$$, '23514', NULL,
                  'targets are a JSON array');
 
-SET LOCAL ROLE insurance_dashboard;
+SELECT pg_temp.act_as('insurance_dashboard');
 SELECT is((SELECT count(*) FROM insurance.audit_log WHERE actor = 'cli:pgtap'), 1::bigint,
           'a dashboard session reads the log');
 SELECT throws_ok($$UPDATE insurance.audit_log SET result = 'forged'$$, '42501', NULL,
                  'a dashboard session cannot rewrite it');
-RESET ROLE;
-SET LOCAL ROLE insurance_app;
+SELECT pg_temp.as_login('insurance_app');
 SELECT throws_ok($$SELECT insurance.record_audit('x', 'emissions.retry', '[]')$$, '42501', NULL,
                  'the app login cannot write rows of its own');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -1,5 +1,6 @@
 -- The database's gauges: emission totals kept by deltas, the outbox backlog, the sweep's heartbeat.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(9);
 
 INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-85', 'P');
@@ -33,7 +34,7 @@ SELECT outbox.http_post('/api/integrations/retry', '{"emissionId": 1}', '{}', no
 SELECT outbox.http_post('/api/integrations/retry', '{"emissionId": 2}', '{}', now() + interval '1 hour');
 SELECT is((insurance.read_metrics() ->> 'outboxPending')::int, 2, 'pending: every undelivered row');
 -- http_post never enqueues in the past: make the first row overdue by hand.
-UPDATE outbox.http_requests SET deliver_after = now() - interval '90 seconds' WHERE body ->> 'emissionId' = '1';
+SELECT pg_temp.age_rows('outbox.http_requests', '90 seconds', $$body ->> 'emissionId' = '1'$$);
 SELECT ok((insurance.read_metrics() ->> 'outboxOldestPendingAgeSeconds')::numeric BETWEEN 89 AND 91,
           'oldest pending age: how long the most overdue row has waited');
 
@@ -43,9 +44,9 @@ SELECT integrations.run_sweep();
 SELECT ok((insurance.read_metrics() ->> 'retrySweepLastRunAt')::numeric >= extract(epoch FROM now()) - 1,
           'run_sweep notes when it ran');
 
-SELECT set_config('role', 'insurance_holder', true);
+SELECT pg_temp.act_as('insurance_holder');
 SELECT throws_ok('SELECT insurance.read_metrics()', '42501', NULL, 'a holder may not read the gauges');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;
