@@ -4,6 +4,7 @@
 -- the signing salts honour the overlap; the partner lists and redelivers only its own; the
 -- webhook backoff and the deferral of a busy endpoint.
 BEGIN;
+\ir helpers/common.psql
 SELECT plan(22);
 
 CREATE FUNCTION pg_temp.channel(_payload jsonb, _secret boolean DEFAULT true) RETURNS uuid LANGUAGE plpgsql AS $$
@@ -39,11 +40,11 @@ SELECT c, (SELECT id FROM insurance.packages WHERE uid = 'wh-pkg') FROM ids, unn
 UPDATE ids SET item_a = pg_temp.item(a), item_none = pg_temp.item(NULL), item_c = pg_temp.item(no_secret);
 GRANT SELECT ON ids TO PUBLIC;
 
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT pg_temp.record(item_a, '{"status": "FAILED", "retryable": true, "code": "PROVIDER_UNAVAILABLE", "message": "<b>raw</b> 503", "httpStatus": 503}') FROM ids;
 SELECT pg_temp.record(item_none, '{"status": "SUCCESS", "externalId": "N-1"}') FROM ids;
 SELECT pg_temp.record(item_c, '{"status": "SUCCESS", "externalId": "C-1"}') FROM ids;
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT is((SELECT count(*) FROM ids, pg_temp.events(a)), 1::bigint,
           'a retryable failure: one event, to the endpoint that takes every event');
@@ -66,9 +67,9 @@ SELECT is((SELECT count(*) FROM outbox.http_requests o, ids WHERE o.channel_id I
           'nothing for another channel, an item without one, or a channel without a secret');
 
 -- A dashboard retry restarts the row: no outcome, no event. Then the outcomes.
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT pg_temp.record(item_a, '{"status": "FAILED", "retryable": false, "code": "PROVIDER_REJECTED", "httpStatus": 400}') FROM ids;
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT array_agg(url || ' ' || (body ->> 'type') ORDER BY id) FROM ids, pg_temp.events(a)),
           ARRAY['https://a.example/hook emission.failed', 'https://a.example/hook emission.abandoned',
                 'https://a.example/abandoned emission.abandoned'],
@@ -79,10 +80,10 @@ SELECT is((SELECT body #> '{data,error}' FROM ids, pg_temp.events(a) ORDER BY id
 UPDATE insurance.integration_emissions SET status = 'FAILED', attempts = 0, next_retry_at = now()
  WHERE risk_item_id = (SELECT item_a FROM ids);
 SELECT is((SELECT count(*) FROM ids, pg_temp.events(a)), 3::bigint, 'a dashboard retry sends nothing');
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT pg_temp.record(item_a, '{"status": "SUCCESS", "externalId": "A-1"}') FROM ids;
 SELECT pg_temp.record(item_a, '{"status": "SUCCESS", "externalId": "A-2"}') FROM ids;
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT array_agg(body ->> 'type' ORDER BY id) FILTER (WHERE url LIKE '%/hook') FROM ids, pg_temp.events(a)),
           ARRAY['emission.failed', 'emission.abandoned', 'emission.succeeded'],
           'succeeded once: a repeated SUCCESS changes no state and sends nothing');
@@ -91,29 +92,29 @@ SELECT is((SELECT body #>> '{data,externalId}' FROM ids, pg_temp.events(a) ORDER
 SELECT is((SELECT count(DISTINCT headers ->> 'webhook-id') FROM ids, pg_temp.events(a)), 4::bigint, 'one webhook-id per event');
 
 -- Salts: the worker's view, the overlap.
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(jsonb_array_length(webhooks.signing_salts(a, 86400) -> 'salts'), 1, 'one salt before a rotation') FROM ids;
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is(admin.set_webhook_secret('pgtap', a, sha256(gen_random_uuid()::text::bytea)) ->> 'rotated', 'true', 'a rotation') FROM ids;
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT is(jsonb_array_length(webhooks.signing_salts(a, 86400) -> 'salts'), 2, 'within the overlap: both salts, the new first') FROM ids;
 SELECT is(jsonb_array_length(webhooks.signing_salts(a, 0) -> 'salts'), 1, 'past it: the new one only') FROM ids;
 SELECT is(webhooks.signing_salts(no_secret, 86400), '{"salts": []}', 'no secret, no salt') FROM ids;
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT is((SELECT count(*) FROM insurance.audit_log WHERE action = 'channels.webhook_secret' AND actor = 'pgtap'), 3::bigint,
           'every secret set is audited');
-SELECT set_config('role', 'insurance_channel', true);
+SELECT pg_temp.act_as('insurance_channel');
 SELECT throws_ok($$SELECT webhooks.signing_salts(gen_random_uuid(), 1)$$, '42501', NULL, 'a channel never reads salts');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 -- The worker's results: the webhook backoff (retryIn) and a busy endpoint's deferral (no attempt).
-SELECT set_config('role', 'insurance_service', true);
+SELECT pg_temp.act_as('insurance_service');
 SELECT outbox.claim_batch('w', 100, 30);
 SELECT outbox.record_deliveries('w', (SELECT jsonb_agg(jsonb_build_object('id', id, 'status', 500, 'error', 'x', 'retry', true, 'retryIn', 7) ORDER BY id)
                                         FROM outbox.http_requests WHERE leased_by = 'w' AND url = 'https://a.example/hook'), 3);
 SELECT outbox.record_deliveries('w', (SELECT jsonb_agg(jsonb_build_object('id', id, 'status', NULL, 'error', NULL, 'defer', 2) ORDER BY id)
                                         FROM outbox.http_requests WHERE leased_by = 'w' AND url = 'https://a.example/abandoned'), 3);
-RESET ROLE;
+SELECT pg_temp.as_operator();
 SELECT ok((SELECT bool_and(deliver_after BETWEEN now() + interval '6 seconds' AND now() + interval '8 seconds'
                            AND attempts = 1 AND last_status = 500)
              FROM outbox.http_requests WHERE url = 'https://a.example/hook'), 'a failed webhook waits retryIn seconds');
@@ -123,13 +124,12 @@ SELECT ok((SELECT attempts = 0 AND last_status IS NULL AND deliver_after BETWEEN
 -- The partner's view.
 ALTER TABLE ids ADD COLUMN first_a bigint;
 UPDATE ids SET first_a = (SELECT min(id) FROM outbox.http_requests WHERE channel_id = ids.a);
-SELECT set_config('role', 'insurance_channel', true),
-       set_config('request.jwt.claims', jsonb_build_object('sub', b, 'branch', 'integrations/v1', 'gen',
-                  (SELECT key_generation FROM insurance.channels WHERE id = b))::text, true) FROM ids;
+SELECT pg_temp.act_as('insurance_channel', jsonb_build_object('sub', b, 'branch', 'integrations/v1', 'gen',
+                      (SELECT key_generation FROM insurance.channels WHERE id = b))) FROM ids;
 SELECT is((SELECT data::jsonb -> 'items' FROM gateway.list_webhook_deliveries(0, 0, 49)), '[]', 'b lists none of a''s');
 SELECT throws_ok(format('SELECT gateway.redeliver_webhook(0, %s)', (SELECT first_a FROM ids)),
                  'PT404', 'webhook delivery not found', 'nor redelivers them');
-RESET ROLE;
+SELECT pg_temp.as_operator();
 
 SELECT * FROM finish();
 ROLLBACK;
