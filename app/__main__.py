@@ -12,7 +12,7 @@ import sys
 # structlog looks for rich (pretty console tracebacks) and greenlet when they are installed:
 # in a development venv the test tools bring them (schemathesis, playwright). Our processes
 # log JSON and run no greenlets, so they do not load them: about 6 MB of each API and worker
-# process (README "Memory"). The tests, which import the app themselves, keep them.
+# process (docs/benchmarks.md "Memory"). The tests, which import the app themselves, keep them.
 for _optional in ("rich", "greenlet"):
     sys.modules.setdefault(_optional, None)
 

@@ -10,7 +10,7 @@ import falcon.media
 import orjson
 import structlog
 
-from app import errors, health, openapi
+from app import errors, health, landing, openapi
 from app.config import Config
 from app.db import CHANNEL, HOLDER, Database
 from app.mail import Mailer
@@ -94,6 +94,9 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_error_handler(asyncpg.PostgresError, errors.handle_database_error)
     app.add_error_handler(Exception, errors.handle_unexpected)
 
+    app.add_route("/", landing.Landing())
+    app.add_route("/docs", landing.ToLanding())
+    app.add_route("/api", landing.ToLanding())
     app.add_route("/healthz", health.Health())
     app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
     app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips, request_metrics))

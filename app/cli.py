@@ -62,16 +62,31 @@ def admin_connection(config: Config | None = None) -> Iterator["psycopg.Connecti
         yield conn
 
 
+# What the audit rows of this command say besides the actor (the OS user): how it came
+# (`cli`) and the --actor given, if any (app/db.py call_admin hands both to SQL).
+_AUDIT: dict[str, str | None] = {"via": "cli", "on_behalf_of": None}
+
+
+def call(conn, function: str, *args: Any) -> Any:
+    """`function(*args)` on an admin connection, its audit rows marked as this command's."""
+    from app.db import call_admin
+
+    return call_admin(conn, function, *args, audit=_AUDIT)
+
+
 def admin(function: str, *args: Any) -> Any:
     """`function(*args)`, one of the admin.* SQL functions, in a transaction of its own. A refusal
     ({"error": CODE, "message"}: the audit row is written) exits 1 with its message."""
-    from app.db import call_admin
-
     with admin_connection() as conn:
-        value = call_admin(conn, function, *args)
+        value = call(conn, function, *args)
+    refused(value)
+    return value
+
+
+def refused(value: Any) -> None:
+    """Exit 1 with the message of an admin.* refusal ({"error": CODE, "message"})."""
     if isinstance(value, dict) and "error" in value and "message" in value:
         fail(value["message"])
-    return value
 
 
 def command_group(subparsers, name: str, help: str):
@@ -80,16 +95,15 @@ def command_group(subparsers, name: str, help: str):
 
 
 def add_actor(parser: argparse.ArgumentParser) -> None:
-    """--actor of a command that changes something: who the audit row names."""
+    """--actor of a command that changes something: on whose behalf, recorded beside the OS user."""
     parser.add_argument("--actor", type=_actor, default=None,
-                        help="who the audit row names (default: the OS user)")
+                        help="on whose behalf (a ticket, a colleague): the audit row keeps it beside the OS user")
 
 
 def actor(args: argparse.Namespace) -> str:
-    """'cli:<name>' of --actor, else of the OS user (its uid where it has no name, as in some
-    containers)."""
-    if args.actor:
-        return args.actor
+    """'cli:<OS user>' (its uid where it has no name, as in some containers): who ran the
+    command, whatever --actor says; --actor is kept beside it (on_behalf_of)."""
+    _AUDIT["on_behalf_of"] = getattr(args, "actor", None)
     try:
         return f"cli:{getpass.getuser()}"
     except (KeyError, OSError):
@@ -99,7 +113,7 @@ def actor(args: argparse.Namespace) -> str:
 def _actor(value: str) -> str:
     if not 1 <= len(value) <= 200 or not value.isprintable():
         raise argparse.ArgumentTypeError("an actor is 1 to 200 printable characters")
-    return value if ":" in value else f"cli:{value}"
+    return value
 
 
 # Argument types shared by the subcommands (argparse turns the error into exit 2).

@@ -37,6 +37,17 @@ _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+# The holder web app's usual development addresses (a dev server on port 3000): allowed by
+# default under APP_ENV=development only, never in test or production.
+DEVELOPMENT_HOLDER_ORIGINS = "http://localhost:3000,http://127.0.0.1:3000"
+
+
+def _origins(value: str) -> tuple[str, ...]:
+    """Comma-separated origins as a browser sends them in `Origin`: no trailing slash, scheme
+    and host in lower case (`https://App.example.com/` matches `https://app.example.com`)."""
+    return tuple(dict.fromkeys(o.strip().rstrip("/").lower() for o in value.split(",") if o.strip()))
+
+
 class ConfigError(ValueError):
     """A configuration value is missing or malformed; start-up must stop."""
 
@@ -232,8 +243,16 @@ class Config:
                 raise ConfigError("production refuses to start: " + "; ".join(problems)
                                   + " (see .env.example)")
         file_secrets: dict[str, str] = {}
-        if mode == "development" and not all(env.get(name) for name in SECRET_NAMES):
-            file_secrets = development_secrets(Path(env.get("DEV_ENV_FILE") or DEV_ENV_FILE))
+        if mode == "development":
+            dev_file = Path(env.get("DEV_ENV_FILE") or DEV_ENV_FILE)
+            if not all(env.get(name) for name in SECRET_NAMES):
+                file_secrets = development_secrets(dev_file)
+            elif dev_file.is_file():
+                file_secrets = read_env_file(dev_file)
+            # The file carries settings too (POSTSALES_ALLOWED_ORIGINS=...); the environment wins.
+            for name, value in file_secrets.items():
+                if name not in SECRET_NAMES and name not in ("APP_ENV", "DEV_ENV_FILE"):
+                    env.setdefault(name, value)
         for name in SECRET_NAMES:
             value = env.get(name) or file_secrets.get(name, "")
             if not value:
@@ -242,7 +261,8 @@ class Config:
             found[name] = value
         port = _int(env, "PORT", 8000, 1)
         host = env.get("HOST", "127.0.0.1")
-        origins = tuple(o.strip() for o in env.get("POSTSALES_ALLOWED_ORIGINS", "").split(",") if o.strip())
+        origins = _origins(env.get("POSTSALES_ALLOWED_ORIGINS",
+                                   DEVELOPMENT_HOLDER_ORIGINS if mode == "development" else ""))
         metrics_ips = env.get("METRICS_ALLOWED_IPS", "127.0.0.1,::1")
         try:
             metrics_networks = tuple(ipaddress.ip_network(part.strip(), strict=False)
@@ -297,8 +317,7 @@ class Config:
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
             dashboard_login_concurrency=_int(env, "DASHBOARD_LOGIN_CONCURRENCY", 2, 1),
             outbox_retention=parse_duration("OUTBOX_RETENTION", env.get("OUTBOX_RETENTION", "7d")),
-            dashboard_allowed_origins=tuple(
-                o.strip().rstrip("/") for o in env.get("DASHBOARD_ALLOWED_ORIGINS", "").split(",") if o.strip()),
+            dashboard_allowed_origins=_origins(env.get("DASHBOARD_ALLOWED_ORIGINS", "")),
             metrics_allowed_ips=metrics_networks,
             worker_metrics_port=_int(env, "WORKER_METRICS_PORT", 0),
             sandbox_smtp_port=_int(env, "SANDBOX_SMTP_PORT", 1025, 0),

@@ -81,11 +81,17 @@ def _encode_json(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value).decode()
 
 
-def call_admin(conn, function: str, *args: Any) -> Any:
+def call_admin(conn, function: str, *args: Any, audit: dict[str, str | None] | None = None) -> Any:
     """The JSON value of `function(*args)` on the operator's psycopg connection (the command
-    line's admin.* functions), decoded."""
+    line's admin.* functions), decoded. `audit` ({"via", "on_behalf_of"}) reaches the audit
+    row through settings of the call's transaction (insurance.audit_via,
+    insurance.audit_on_behalf_of), read by insurance.record_audit."""
     if not _FUNCTION_NAME.match(function):
         raise ValueError(f"not a schema-qualified function name: {function!r}")
+    if audit is not None:
+        conn.execute("SELECT pg_catalog.set_config('insurance.audit_via', %s, true),"
+                     " pg_catalog.set_config('insurance.audit_on_behalf_of', %s, true)",
+                     (audit.get("via") or "", audit.get("on_behalf_of") or ""))
     placeholders = ", ".join(["%s"] * len(args))
     args = tuple(orjson.dumps(a).decode() if isinstance(a, dict) else a for a in args)  # jsonb
     raw = conn.execute(f"SELECT {function}({placeholders})::text AS value", args).fetchone()
@@ -95,7 +101,7 @@ def call_admin(conn, function: str, *args: Any) -> Any:
 
 def _busy():
     # Imported when needed: the worker uses this module and not the HTTP stack (falcon) that
-    # app.errors brings (README "Memory").
+    # app.errors brings (docs/benchmarks.md "Memory").
     from app.errors import database_busy
     return database_busy()
 

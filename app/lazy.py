@@ -1,6 +1,6 @@
 """Resources built at their first request, so that a surface a process may never serve (the
 dashboard's RPC and back-office: pydantic models, argon2, jinja2, about 10 MB) costs no memory
-until it does (README "Memory").
+until it does (docs/benchmarks.md "Memory").
 
     app.add_route("/backoffice", lazy(loader, responders("app.dashboard.backoffice.resources", "Pages")),
                   suffix="home")

@@ -21,7 +21,7 @@ log = structlog.get_logger("app.mail")
 @functools.cache
 def _templates():
     """Loaded at the first mail, not at start: jinja2 is about 4 MB of an API process
-    that may never send one (README "Memory")."""
+    that may never send one (docs/benchmarks.md "Memory")."""
     import jinja2
     return jinja2.Environment(
         loader=jinja2.PackageLoader("app", "templates"),

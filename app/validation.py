@@ -2,7 +2,7 @@
 
 A body is read only by a responder, after its credential check, and never past its cap:
 `MAX_BODY_BYTES` (default 1 MiB) on authenticated routes, `ANONYMOUS_BODY_BYTES` (16 KiB) on
-the anonymous ones. Codes, one per failure (README "Errors"):
+the anonymous ones. Codes, one per failure (docs/api.md):
 
     413 PAYLOAD_TOO_LARGE       over the cap, from Content-Length or counted while reading
     415 UNSUPPORTED_MEDIA_TYPE  a body that is not application/json

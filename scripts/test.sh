@@ -68,7 +68,7 @@ fi
 .venv/bin/pytest -m "not restarts_postgres" "$@"
 
 # The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once
-# more through PgBouncer in transaction pooling mode, as production runs them (README
+# more through PgBouncer in transaction pooling mode, as production runs them (docs/operations.md
 # "Production layout"): no prepared-statement cache, the worker's LISTEN on a direct connection.
 if [ $# -eq 0 ] || [ "$*" = tests ]; then
   say "pytest through PgBouncer (transaction pooling): post-sales, gateway, pipeline"

@@ -150,3 +150,15 @@ async def test_every_route_is_in_the_openapi_document(client, app):
     documented = set(resp.json["paths"])
     served = {route.path for route in inspect_routes(app)}
     assert served - documented == set(), "routes missing from app/openapi/*.yaml"
+
+
+async def test_the_root_is_a_landing_page_and_docs_and_api_lead_to_it(client):
+    """Issue 21: `/`, `/docs` and `/api` answered a bare 404 to a newcomer's browser."""
+    resp = await client.simulate_get("/")
+    assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/html")
+    for link in ('href="/openapi.json"', 'href="/backoffice"', 'href="/metrics"', 'href="/healthz"'):
+        assert link in resp.text, link
+    assert "https://" not in resp.text, "nothing loaded from a CDN"
+    for path in ("/docs", "/api"):
+        moved = await client.simulate_get(path)
+        assert moved.status_code == 302 and moved.headers["location"] == "/", path

@@ -1,5 +1,5 @@
 """The rooms of app/ and who may call whom, read from the code itself (its imports and its
-string constants), so that the layout stays what README's architecture section says.
+string constants), so that the layout stays what docs/architecture.md says.
 
     app.app, app.asgi, app.__main__                      the process entry points
     surfaces (postsales, gateway, integrations, dashboard), worker, commands

@@ -94,7 +94,7 @@ def test_orders_create_records_a_policy_created_order(admin, make_risk_item):
     queued = admin.execute("SELECT count(*) AS n FROM outbox.http_requests WHERE url = '/api/integrations/dispatch-v2' "
                            "AND body ->> 'order_id' = %s", (str(order["orderId"]),)).fetchone()["n"]
     assert queued == 1, "the order trigger queues the welcome mail's dispatch"
-    assert last_audit(admin, "orders.create") == {"actor": "cli:ops", "action": "orders.create",
+    assert last_audit(admin, "orders.create") == {"actor": f"cli:{getpass.getuser()}", "action": "orders.create",
                                                   "targets": [str(item["uid"])], "result": "ok"}
     by_id = cli("orders", "create", "--risk-item", str(item["id"]))
     assert by_id.returncode == 0 and orjson.loads(by_id.stdout)["riskItemUid"] == str(item["uid"])
@@ -139,3 +139,45 @@ def test_migrate_applies_outbox_retention(admin):
         assert setting() == "insurance.outbox_retention=3 days"
     finally:
         admin.execute("SELECT insurance.set_outbox_retention('7 days')")
+
+
+def test_the_integration_flags_name_the_slugs_they_take():
+    """Issue 21: `--sales-integration`'s help did not say which slugs exist."""
+    from app.orchestrator.registry import ADAPTERS
+
+    out = " ".join(cli("packages", "create", "--help").stdout.split())
+    for flag in ("--sales-integration SLUG the provider", "--post-sales-integration SLUG the provider"):
+        assert flag in out, out
+    for slug in ADAPTERS:
+        assert out.count(slug) >= 2, (slug, out)
+    assert "Post-sales Integration" in out
+
+
+def test_the_audit_row_keeps_the_os_user_and_beside_it_the_actor_given(admin, make_risk_item):
+    """Issues 19 and 21: `--actor` replaced the OS user, so anyone could write any name; the
+    row now keeps who ran the command, on whose behalf, and that it came from the command line."""
+    item = make_risk_item()
+    assert cli("orders", "create", "--risk-item", str(item["id"]), "--actor", "dashboard:ceo@example.com").returncode == 0
+    row = admin.execute("SELECT actor, on_behalf_of, via FROM insurance.audit_log WHERE action = 'orders.create' "
+                        "ORDER BY id DESC LIMIT 1").fetchone()
+    assert row == {"actor": f"cli:{getpass.getuser()}", "on_behalf_of": "dashboard:ceo@example.com", "via": "cli"}
+    assert cli("orders", "create", "--risk-item", str(item["id"])).returncode == 0
+    row = admin.execute("SELECT on_behalf_of, via FROM insurance.audit_log WHERE action = 'orders.create' "
+                        "ORDER BY id DESC LIMIT 1").fetchone()
+    assert row == {"on_behalf_of": None, "via": "cli"}
+
+
+def test_a_refused_channel_leaves_its_refusal_in_the_audit_log(admin):
+    """Issue 21: `channels create --package unknown` rolled its refusal back with the channel."""
+    name = unique("refused")
+    done = cli("channels", "create", "--name", name, "--package", "no-such-package")
+    assert done.returncode == 1
+    row = last_audit(admin, "channels.create")
+    assert row["result"] == "UNKNOWN_PACKAGE" and name in str(row["targets"]), row
+
+
+def test_an_outbox_retry_that_exits_1_is_not_recorded_ok(admin):
+    """Issue 21: `outbox retry 99999` exited 1 and its audit row said "ok"."""
+    done = cli("outbox", "retry", str(2**62))
+    assert done.returncode == 1
+    assert last_audit(admin, "outbox.retry")["result"] == "OUTBOX_ROW_NOT_FOUND"

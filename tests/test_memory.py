@@ -1,4 +1,4 @@
-"""What each process loads before it serves anything (README "Memory"): the API and the
+"""What each process loads before it serves anything (docs/benchmarks.md "Memory"): the API and the
 worker stay within their resident budgets only while the heavy libraries wait for the first
 request that needs them. Each check starts a fresh interpreter, as a deployment does."""
 from __future__ import annotations

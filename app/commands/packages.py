@@ -89,8 +89,13 @@ def register(subparsers) -> None:
                    help=f"a product variant ({', '.join(VARIANTS)}) with its name, premium, currency and "
                         "coverages, e.g. 'travel:Travel Basic:12.50:EUR:MEDICAL=30000,LUGGAGE=1500'; "
                         "repeatable, at least one")
-    p.add_argument("--sales-integration", type=provider_arg, metavar="SLUG")
-    p.add_argument("--post-sales-integration", type=provider_arg, metavar="SLUG")
+    from app.orchestrator.registry import ADAPTERS  # this command only: the adapters' slugs
+    slugs = ", ".join(sorted(ADAPTERS))
+    p.add_argument("--sales-integration", type=provider_arg, metavar="SLUG",
+                   help=f"the provider each new policy is sent to: {slugs} (none: the dispatch is skipped)")
+    p.add_argument("--post-sales-integration", type=provider_arg, metavar="SLUG",
+                   help=f"the provider of the post-sales route and the beneficiaries sync (dashboard label "
+                        f"\"Post-sales Integration\"): {slugs} (none: skipped)")
     add_actor(p)
     p.set_defaults(func=create)
     p = packages.add_parser("list", help="list packages with their variants")

@@ -1,5 +1,5 @@
-"""`channels create | list | revoke | rotate | packages | webhook-secret`: partner channels,
-their API keys and their webhook secrets.
+"""`channels create | list | revoke | rotate | packages | branches | webhook-secret`: partner
+channels, their API keys and their webhook secrets.
 
 The API key is printed once, when created or rotated; the database keeps only its SHA-256.
 A channel whose IntegrationPayload has `webhooks` gets a webhook signing secret (`whsec_...`),
@@ -52,29 +52,26 @@ def new_webhook_secret() -> tuple[str, bytes]:
 
 
 def create(args) -> int:
+    """One SQL call: an unknown package or a name in use refuses the whole channel, and the
+    refusal stays in the audit log. With webhooks, its secret is set in the same transaction."""
     key, key_hash = new_api_key()
     branches = list(dict.fromkeys(args.branch or ["v1"]))
     payload = checked_payload(args.integration_payload)
     secret = None
-    # One transaction: a refused package leaves no channel behind.
     with admin_connection() as conn:
         row = call_admin(conn, "admin.create_channel", actor(args), args.name, branches, key_hash,
-                         orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(payload).decode())
-        sold = row if "error" in row else call_admin(conn, "admin.set_channel_packages", actor(args), row["id"],
-                                                     list(dict.fromkeys(args.package or [])))
-        if "error" not in sold and payload.get("webhooks"):
+                         orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(payload).decode(),
+                         list(dict.fromkeys(args.package or [])))
+        if "error" not in row and payload.get("webhooks"):
             secret, salt = new_webhook_secret()
-            sold = {**sold, **_refused(call_admin(conn, "admin.set_webhook_secret", actor(args), row["id"], salt))}
-        if "error" in sold:
-            conn.rollback()
-            fail(sold["message"])
-    print_json({**row, "packages": sold["packages"], "apiKey": key,
-                **({"webhookSecret": secret} if secret else {})})
+            refused = call_admin(conn, "admin.set_webhook_secret", actor(args), row["id"], salt)
+            if "error" in refused:
+                conn.rollback()
+                row = refused
+    if "error" in row:
+        fail(row["message"])
+    print_json({**row, "apiKey": key, **({"webhookSecret": secret} if secret else {})})
     return 0
-
-
-def _refused(answer: dict) -> dict:
-    return answer if "error" in answer else {}
 
 
 def webhook_secret(args) -> int:
@@ -83,6 +80,12 @@ def webhook_secret(args) -> int:
     secret, salt = new_webhook_secret()
     row = admin("admin.set_webhook_secret", actor(args), args.id, salt)
     print_json({**row, "webhookSecret": secret})
+    return 0
+
+
+def branches(args) -> int:
+    """Replaces the branches a channel may use; tokens of a branch taken away stop at once."""
+    print_json(admin("admin.set_channel_branches", actor(args), args.id, list(dict.fromkeys(args.branch))))
     return 0
 
 
@@ -112,6 +115,7 @@ def rotate(args) -> int:
 
 
 def _name(value: str) -> str:
+    value = value.strip()
     if not 1 <= len(value) <= 200:
         raise argparse.ArgumentTypeError("a channel name has 1 to 200 characters")
     return value
@@ -138,7 +142,13 @@ def register(subparsers) -> None:
                    help="a package the channel may sell; repeatable (without any, it sells none)")
     add_actor(p)
     p.set_defaults(func=create)
-    p = channels.add_parser("list", help="list channels (never their keys)")
+    p = channels.add_parser("branches", help="set the gateway branches a channel may use (replaces the list)")
+    p.add_argument("--id", required=True, type=_uuid)
+    p.add_argument("--branch", action="append", required=True, choices=tuple(BRANCHES),
+                   help="a gateway branch the channel may use; repeatable, at least one")
+    add_actor(p)
+    p.set_defaults(func=branches)
+    p = channels.add_parser("list", help="list channels with their branches and packages (never their keys)")
     p.set_defaults(func=list_channels)
     p = channels.add_parser("revoke", help="revoke a channel: its key and tokens stop working")
     p.add_argument("--id", required=True, type=_uuid)

@@ -20,7 +20,7 @@ from app.errors import ApiError, bad_request
 from app.auth import bearer
 from app.gateway.auth import BranchGuard
 from app.responses import send_raw
-from app.validation import integer, json_object, text_param
+from app.validation import integer, item_ref, json_object, text_param
 
 MAX_WINDOW = 100
 DEFAULT_WINDOW = 50
@@ -143,12 +143,13 @@ class RiskItems(_Protected):
 
 @falcon.before(bearer)
 class RiskItem(_Protected):
-    """GET /{v1,v2}/risk-items/{uid}."""
+    """GET /{v1,v2}/risk-items/{uid}: the item by its uid or by the integer id its create
+    answer carries."""
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response, uid: str) -> None:
-        try:
-            item_uid = uuid.UUID(uid)
-        except ValueError:
+        try:  # anything that names no item is the same 404 as an item of another channel
+            item_id, item_uid = item_ref(uid, "uid")
+        except ApiError:
             raise ApiError(404, "RISK_ITEM_NOT_FOUND", "risk item not found") from None
-        answer(resp, await self.channel.call(req, "gateway.get_risk_item", item_uid))
+        answer(resp, await self.channel.call(req, "gateway.get_risk_item", item_id, item_uid))
 

@@ -32,7 +32,7 @@ TOKEN_EARLY_RENEWAL_SECONDS = 30
 @functools.cache
 def _templates():
     """(html, text) of the welcome pack, loaded at the first one: jinja2 stays out of a
-    process that never sends it (README "Memory")."""
+    process that never sends it (docs/benchmarks.md "Memory")."""
     import jinja2
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("app.orchestrator", "templates"),

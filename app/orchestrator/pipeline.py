@@ -102,7 +102,7 @@ class Pipeline:
 
     async def run_batch(self, begun: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Call the providers for the claimed keys (concurrently) and record every outcome in one
-        SQL call; a key not claimed is answered with what SQL said (SKIPPED, IN_PROGRESS, the
+        SQL call; a key not claimed is answered with what SQL said (skipped, IN_PROGRESS, the
         stored outcome) and a {"refused": ...} element (unknown id) stays as it is. Answers in order."""
         claimed = [b for b in begun if b.get("claimed")]
         recorded: list[dict[str, Any]] = []
@@ -136,7 +136,7 @@ class Pipeline:
         """Claim the key as the service role, build the StandardRiskItem, orchestrate, record.
 
         provider None: the package's slug for the event. Returns {emissionId, status, externalId,
-        error, ...}; status is SUCCESS, FAILED, ABANDONED, SKIPPED (no slug) or IN_PROGRESS
+        error, ...}; status is SUCCESS, FAILED, ABANDONED, skipped (no slug) or IN_PROGRESS
         (another call holds the key). An unknown risk item raises the database's PT404."""
         return await self.run_claimed(
             await self.begin("integrations.begin_emission", risk_item_id, provider, event))

@@ -85,7 +85,7 @@ class Orchestrator:
 
     def _client(self, slug: str) -> httpx.AsyncClient:
         """The provider's pooled client (keep-alive, explicit timeouts); made at its first use,
-        so that an API process that never emits never loads aiohttp (about 7 MB, README "Memory")."""
+        so that an API process that never emits never loads aiohttp (about 7 MB, docs/benchmarks.md "Memory")."""
         client = self._http.get(slug)
         if client is None:
             from app.orchestrator.transport import ProviderTransport

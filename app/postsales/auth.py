@@ -89,7 +89,7 @@ class OtpRequest:
         if outcome["send"]:
             self.mailer.send_otp_later(email, code, self.ttl)
         send(resp, {"message": "If this e-mail holds active policies, a code has been sent to it.",
-                    "expires_in": self.ttl}, status=202)
+                    "expires_in": self.ttl})  # 200: the specification's success codes are 200 and 201
 
 
 class OtpVerify:

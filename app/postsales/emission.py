@@ -4,7 +4,7 @@ with the post-sales JWT; DESIGN.md §1).
 Body: the StandardRiskItem of the specification. Its `uid` names the item (the integer `id`
 is an alternative); the item itself is read again from the database as the holder, under the
 claimant RLS policies (postsales.begin_emission), never taken from the body. The answer is the
-emission's outcome: SUCCESS, FAILED, ABANDONED, or SKIPPED when the package has no post-sales
+emission's outcome: SUCCESS, FAILED, ABANDONED, or skipped when the package has no post-sales
 provider; 409 EMISSION_IN_PROGRESS while another call holds the key.
 """
 from __future__ import annotations

@@ -11,8 +11,8 @@ SET LOCAL ROLE insurance_owner;
 
 -- The command line (`python -m app ...`, connected as the operator) calls these functions by
 -- name, as every other caller does: it holds no table SQL. Each mutation writes its audit row
--- (insurance.record_audit) in its own transaction, refusals included; `_actor` is the OS user
--- or --actor, as 'cli:<name>'. Refusals answer {"error": "<CODE>", "message": ...} and change
+-- (insurance.record_audit) in its own transaction, refusals included; `_actor` is the OS user,
+-- as 'cli:<name>' (the --actor given is kept beside it: insurance.audit_on_behalf_of). Refusals answer {"error": "<CODE>", "message": ...} and change
 -- nothing but the audit log. No role but the owner (and superusers) may call them.
 
 CREATE SCHEMA admin AUTHORIZATION insurance_owner;
@@ -105,27 +105,48 @@ COMMENT ON FUNCTION admin.list_packages() IS
 -- ---------------------------------------------------------------- channels
 
 -- create_channel: a partner channel with the hash of its new API key (the key is shown once,
--- by the caller, and never stored).
+-- by the caller, and never stored) and the packages it may sell, in one transaction: a name
+-- in use (in any case) or an unknown package refuses the whole channel, and the refusal stays
+-- in the audit log.
 CREATE FUNCTION admin.create_channel(_actor text, _name text, _branches text[], _api_key_hash bytea,
-                                     _ia_keys jsonb, _integration_payload jsonb)
+                                     _ia_keys jsonb, _integration_payload jsonb, _package_uids text[])
 RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = ''
 AS $$
 DECLARE
   _channel insurance.channels;
+  _unknown text;
+  _targets jsonb := pg_catalog.jsonb_build_array(_name);
 BEGIN
+  IF EXISTS (SELECT FROM insurance.channels c WHERE pg_catalog.lower(c.name) = pg_catalog.lower(_name)) THEN
+    RETURN admin._refused(_actor, 'channels.create', _targets, 'CHANNEL_NAME_TAKEN',
+                          pg_catalog.format('a channel named %s exists already', _name));
+  END IF;
+  SELECT pg_catalog.string_agg(u, ', ' ORDER BY u) INTO _unknown
+    FROM pg_catalog.unnest(coalesce(_package_uids, '{}')) AS u
+   WHERE NOT EXISTS (SELECT FROM insurance.packages p WHERE p.uid = u);
+  IF _unknown IS NOT NULL THEN
+    RETURN admin._refused(_actor, 'channels.create', _targets, 'UNKNOWN_PACKAGE',
+                          pg_catalog.format('no package with uid %s', _unknown));
+  END IF;
   INSERT INTO insurance.channels (name, branches, api_key_hash, ia_keys, integration_payload)
   VALUES (_name, _branches, _api_key_hash, coalesce(_ia_keys, '{}'), coalesce(_integration_payload, '{}'))
   RETURNING * INTO _channel;
+  INSERT INTO insurance.channel_packages (channel_id, package_id)
+  SELECT _channel.id, p.id FROM insurance.packages p WHERE p.uid = ANY (_package_uids);
   PERFORM insurance.record_audit(_actor, 'channels.create', pg_catalog.jsonb_build_array(_channel.id), 'ok',
-            pg_catalog.jsonb_build_object('name', _name, 'branches', _branches));
-  RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'branches', _channel.branches);
+            pg_catalog.jsonb_build_object('name', _name, 'branches', _branches,
+                                          'packages', coalesce(_package_uids, '{}')));
+  RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'branches', _channel.branches,
+                                       'packages', (SELECT coalesce(pg_catalog.jsonb_agg(p.uid ORDER BY p.uid), '[]')
+                                                      FROM insurance.packages p WHERE p.uid = ANY (_package_uids)));
 END
 $$;
-COMMENT ON FUNCTION admin.create_channel(text, text, text[], bytea, jsonb, jsonb) IS
+COMMENT ON FUNCTION admin.create_channel(text, text, text[], bytea, jsonb, jsonb, text[]) IS
   'Creates a partner channel with the SHA-256 of its new API key (the key itself is never stored), its '
-  'branches, IA keys and integration payload; audited; returns the channel, or refuses. Operators.';
+  'branches, IA keys, integration payload and the packages _package_uids it may sell; audited; returns '
+  '{id, name, branches, packages}, or refuses CHANNEL_NAME_TAKEN / UNKNOWN_PACKAGE (nothing made). Operators.';
 
 -- list_channels: every channel (never its key hash), oldest first.
 CREATE FUNCTION admin.list_channels()
@@ -134,12 +155,49 @@ LANGUAGE sql STABLE
 SET search_path = ''
 AS $$
   SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-           'id', c.id, 'name', c.name, 'branches', c.branches, 'active', c.active,
-           'revoked_at', c.revoked_at, 'created_at', c.created_at) ORDER BY c.created_at, c.id), '[]')
+           'id', c.id, 'name', c.name, 'branches', c.branches,
+           'packages', coalesce((SELECT pg_catalog.jsonb_agg(p.uid ORDER BY p.uid)
+                                   FROM insurance.channel_packages cp JOIN insurance.packages p ON p.id = cp.package_id
+                                  WHERE cp.channel_id = c.id), '[]'),
+           'active', c.active, 'revoked_at', c.revoked_at, 'created_at', c.created_at) ORDER BY c.created_at, c.id), '[]')
     FROM insurance.channels c
 $$;
 COMMENT ON FUNCTION admin.list_channels() IS
-  'Every channel (never its key hash), oldest first, as a JSON array. Operators.';
+  'Every channel with its branches and the packages it may sell (never its key hash), oldest first, as a '
+  'JSON array. Operators.';
+
+-- set_channel_branches: the gateway branches channel _id may use from now on (replaces the
+-- list); a token of a branch taken away stops at once (gateway.admit reads the branches).
+CREATE FUNCTION admin.set_channel_branches(_actor text, _id uuid, _branches text[])
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = ''
+AS $$
+DECLARE
+  _before text[];
+  _channel insurance.channels;
+BEGIN
+  SELECT c.branches INTO _before FROM insurance.channels c WHERE c.id = _id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN admin._refused(_actor, 'channels.set_branches', pg_catalog.jsonb_build_array(_id), 'CHANNEL_NOT_FOUND',
+                          pg_catalog.format('no channel with id %s', _id));
+  END IF;
+  IF coalesce(pg_catalog.cardinality(_branches), 0) = 0 THEN
+    RETURN admin._refused(_actor, 'channels.set_branches', pg_catalog.jsonb_build_array(_id), 'BRANCH_REQUIRED',
+                          'a channel needs at least one branch');
+  END IF;
+  UPDATE insurance.channels c SET branches = _branches WHERE c.id = _id RETURNING * INTO _channel;
+  PERFORM insurance.record_audit(_actor, 'channels.set_branches', pg_catalog.jsonb_build_array(_id), 'ok',
+            pg_catalog.jsonb_build_object('branches', _branches, 'before', _before));
+  RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'branches', _channel.branches,
+                                       'active', _channel.active);
+END
+$$;
+COMMENT ON FUNCTION admin.set_channel_branches(text, uuid, text[]) IS
+  'Channel _id may use exactly gateway branches _branches from now on (its tokens of another branch stop '
+  'at once); audited as channels.set_branches; returns {id, name, branches, active}, or refuses '
+  'CHANNEL_NOT_FOUND / BRANCH_REQUIRED. Operators.';
+REVOKE ALL ON FUNCTION admin.set_channel_branches(text, uuid, text[]) FROM PUBLIC;
 
 -- revoke_channel: the channel's key and tokens stop working; CHANNEL_NOT_FOUND otherwise.
 CREATE FUNCTION admin.revoke_channel(_actor text, _id uuid)

@@ -26,6 +26,8 @@ CREATE TABLE insurance.channels (
   CHECK (revoked_at IS NULL OR NOT active)
 );
 COMMENT ON TABLE insurance.channels IS 'Partner channels of the gateway; api_key_hash = sha256(api key)';
+-- One name, one partner: operators tell channels apart by name (back-office, audit, channels list).
+CREATE UNIQUE INDEX channels_name_key ON insurance.channels (lower(name));
 COMMENT ON COLUMN insurance.channels.branches IS 'Gateway branches whose tokens this channel may obtain and use';
 COMMENT ON COLUMN insurance.channels.key_generation IS 'Bumped by every new API key; tokens carry it (claim gen)';
 

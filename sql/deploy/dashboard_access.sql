@@ -20,48 +20,75 @@ CREATE POLICY risk_items_select_dashboard ON insurance.risk_items
 
 -- The list filters by status and provider and pages by id, newest first.
 CREATE INDEX integration_emissions_status_id_idx ON insurance.integration_emissions (status, id DESC);
--- _emission_json(e): one emission as the dashboard shows it; lastError is the newest entry
--- of error_history.
-CREATE FUNCTION dashboard._emission_json(_e insurance.integration_emissions) RETURNS jsonb
+-- _emission_json(e, r): one emission of risk item r as the dashboard shows it, with the
+-- item's uid and policy number (what a caller quotes); lastError is the newest entry of
+-- error_history.
+CREATE FUNCTION dashboard._emission_json(_e insurance.integration_emissions, _r insurance.risk_items) RETURNS jsonb
 LANGUAGE sql STABLE
 BEGIN ATOMIC
   SELECT jsonb_build_object(
-    'id', _e.id, 'riskItemId', _e.risk_item_id, 'provider', _e.provider, 'event', _e.event,
+    'id', _e.id, 'riskItemId', _e.risk_item_id, 'riskItemUid', _r.uid, 'policyUid', _r.policy_uid,
+    'provider', _e.provider, 'event', _e.event,
     'status', _e.status, 'attempts', _e.attempts, 'nextRetryAt', _e.next_retry_at,
     'lastError', _e.error_history -> -1, 'externalId', _e.external_id,
     'createdAt', _e.created_at, 'updatedAt', _e.updated_at);
 END;
-COMMENT ON FUNCTION dashboard._emission_json(insurance.integration_emissions) IS
-  'One emission as the dashboard shows it (lastError: the newest error_history entry). Inlined; '
-  'dashboard role.';
+COMMENT ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) IS
+  'One emission _e of risk item _r as the dashboard shows it (riskItemUid, policyUid; lastError: the newest '
+  'error_history entry). Inlined; dashboard role.';
+-- _risk_item_context(id): what the back-office shows beside a risk item and the dashboard
+-- role may not read itself (packages and channels hold no dashboard policy; a channel row
+-- holds its key hash): {package {id, uid, name}, channel {id, name} | null, beneficiaries[]}.
+CREATE FUNCTION dashboard._risk_item_context(_risk_item_id bigint) RETURNS jsonb
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
+  SELECT pg_catalog.jsonb_build_object(
+           'package', pg_catalog.jsonb_build_object('id', p.id, 'uid', p.uid, 'name', p.name),
+           'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END,
+           'beneficiaries', coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                                        'id', b.id, 'name', b.name, 'email', b.email, 'relationship', b.relationship,
+                                        'share', b.share, 'isHolder', b.is_holder) ORDER BY b.is_holder DESC, b.id)
+                                        FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]'))
+    FROM insurance.risk_items r
+    JOIN insurance.packages p ON p.id = r.package_id
+    LEFT JOIN insurance.channels c ON c.id = r.channel_id
+   WHERE r.id = _risk_item_id
+$$;
+COMMENT ON FUNCTION dashboard._risk_item_context(bigint) IS
+  'The package {id, uid, name}, channel {id, name} (null: made by an operator) and beneficiaries of risk item '
+  '_risk_item_id, for emissions_by_risk_item (which has checked the dashboard role). Owner-run helper.';
+REVOKE ALL ON FUNCTION dashboard._risk_item_context(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._risk_item_context(bigint) TO insurance_dashboard;
 -- emissions_by_risk_item(risk_item_id): {riskItem, emissions[]} (emissions oldest first);
 -- PT404 NOT_FOUND for a risk item the caller cannot see.
 CREATE FUNCTION dashboard.emissions_by_risk_item(_risk_item_id bigint) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
-  _item jsonb;
+  _r insurance.risk_items;
 BEGIN
   IF current_user <> 'insurance_owner' THEN
     PERFORM insurance.require_role('insurance_dashboard');
   END IF;
-  SELECT jsonb_build_object('id', r.id, 'uid', r.uid, 'policyUid', r.policy_uid, 'packageId', r.package_id,
-                            'status', r.status, 'variant', r.variant, 'integration', r.metadata -> 'integration')
-    INTO _item
-    FROM insurance.risk_items r WHERE r.id = _risk_item_id;
-  IF _item IS NULL THEN
+  SELECT * INTO _r FROM insurance.risk_items r WHERE r.id = _risk_item_id;
+  IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
   END IF;
-  RETURN jsonb_build_object('riskItem', _item, 'emissions', coalesce(
-    (SELECT jsonb_agg(dashboard._emission_json(e) ORDER BY e.id)
-       FROM insurance.integration_emissions e WHERE e.risk_item_id = _risk_item_id), '[]'));
+  RETURN jsonb_build_object(
+    'riskItem', jsonb_build_object('id', _r.id, 'uid', _r.uid, 'policyUid', _r.policy_uid, 'packageId', _r.package_id,
+                                   'status', _r.status, 'variant', _r.variant, 'integration', _r.metadata -> 'integration',
+                                   'createdAt', _r.created_at)
+                || dashboard._risk_item_context(_r.id),
+    'emissions', coalesce(
+      (SELECT jsonb_agg(dashboard._emission_json(e, _r) ORDER BY e.id)
+         FROM insurance.integration_emissions e WHERE e.risk_item_id = _risk_item_id), '[]'));
 END
 $$;
 COMMENT ON FUNCTION dashboard.emissions_by_risk_item(bigint) IS
-  '{riskItem, emissions (oldest first)} of risk item _risk_item_id; raises PT404 NOT_FOUND when the '
-  'caller cannot see it. Dashboard role.';
-REVOKE ALL ON FUNCTION dashboard._emission_json(insurance.integration_emissions),
+  '{riskItem (with its package {id, uid, name}, channel {id, name} or null, beneficiaries), emissions '
+  '(oldest first, each with riskItemUid and policyUid)} of risk item _risk_item_id; raises PT404 NOT_FOUND '
+  'when the caller cannot see it. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items),
   dashboard.emissions_by_risk_item(bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard._emission_json(insurance.integration_emissions) TO insurance_dashboard;
+GRANT EXECUTE ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) TO insurance_dashboard;
 GRANT EXECUTE ON FUNCTION dashboard.emissions_by_risk_item(bigint) TO insurance_dashboard, insurance_app;
 -- What a back-office user reads and does, through tRPC (/api/trpc) and the back-office page
 -- (/backoffice). Reads run as insurance_dashboard under its policies; the two mutations are
@@ -100,8 +127,8 @@ BEGIN
            ORDER BY e.id DESC
            LIMIT _limit + 1) e;
   RETURN jsonb_build_object(
-    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(r) ORDER BY r.id DESC)
-                         FROM unnest(_rows[1:_limit]) r), '[]'),
+    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(e, i) ORDER BY e.id DESC)
+                         FROM unnest(_rows[1:_limit]) e JOIN insurance.risk_items i ON i.id = e.risk_item_id), '[]'),
     'nextCursor', CASE WHEN cardinality(_rows) > _limit THEN (_rows[_limit]).id::text END);
 END
 $$;
@@ -125,7 +152,8 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'emission not found', DETAIL = 'NOT_FOUND';
   END IF;
   RETURN jsonb_build_object(
-    'emission', dashboard._emission_json(_e) || jsonb_build_object('errorHistory', _e.error_history),
+    'emission', dashboard._emission_json(_e, (SELECT r FROM insurance.risk_items r WHERE r.id = _e.risk_item_id))
+                || jsonb_build_object('errorHistory', _e.error_history),
     'riskItem', (SELECT jsonb_build_object('id', r.id, 'uid', r.uid, 'policyUid', r.policy_uid,
                                            'packageId', r.package_id, 'status', r.status, 'variant', r.variant,
                                            'integration', r.metadata -> 'integration')
@@ -186,7 +214,7 @@ COMMENT ON FUNCTION dashboard.list_outbox(boolean, bigint, integer) IS
   'Undelivered outbox rows, live or (_dead) dead letters, oldest first, keyset on id: {items, '
   'nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
 -- list_audit(before_id, limit): the audit log, newest first, in keyset pages on id:
--- {items[{id, at, actor, action, targets, result, details}], nextCursor}.
+-- {items[{id, at, actor, onBehalfOf, via, action, targets, result, details}], nextCursor}.
 CREATE FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
@@ -199,7 +227,8 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
   SELECT jsonb_agg(to_jsonb(a) ORDER BY a.id DESC) INTO _rows
-    FROM (SELECT a.id, a.at, a.actor, a.action, a.targets, a.result, a.details FROM insurance.audit_log a
+    FROM (SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result, a.details
+            FROM insurance.audit_log a
            WHERE _before_id IS NULL OR a.id < _before_id ORDER BY a.id DESC LIMIT _limit + 1) a;
   RETURN jsonb_build_object(
     'items', coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(_rows) WITH ORDINALITY a(x, n) WHERE n <= _limit), '[]'),
@@ -208,8 +237,8 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION dashboard.list_audit(bigint, integer) IS
-  'The audit log, newest first, keyset on id: {items [{id, at, actor, action, targets, result, '
-  'details}], nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
+  'The audit log, newest first, keyset on id: {items [{id, at, actor, onBehalfOf, via, action, targets, '
+  'result, details}], nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
 -- Keyset pages on id (the log's own index orders by time).
 CREATE INDEX audit_log_id_desc_idx ON insurance.audit_log (id DESC);
 
@@ -255,6 +284,7 @@ BEGIN
   IF insurance.claim('role') IS DISTINCT FROM 'dashboard' THEN
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'a dashboard session is required', DETAIL = 'UNAUTHORIZED';
   END IF;
+  PERFORM pg_catalog.set_config('insurance.audit_via', 'backoffice', true);  -- its audit row's via
   RETURN outbox.retry_requests(dashboard._actor(), _ids);
 END
 $$;
@@ -277,7 +307,7 @@ GRANT EXECUTE ON FUNCTION dashboard.list_emissions(text[], text, text, timestamp
 
 -- begin_beneficiaries_sync(_id, _uid, _claimed_by, _lease_seconds): claim the
 -- BENEFICIARIES_SYNC key of a risk item (by id or uid) for its package's post-sales provider,
--- as integrations.begin_emission answers it (SKIPPED when the package has none). The access
+-- as integrations.begin_emission answers it (skipped when the package has none). The access
 -- check is the dashboard policies' own: a live session's claims (role dashboard, a sub); else
 -- PT401. An unknown item is PT404 NOT_FOUND. The audit row names the session's user.
 CREATE FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text,
@@ -309,7 +339,7 @@ BEGIN
   PERFORM insurance.record_audit('dashboard:' || coalesce(insurance.claim('email'), insurance.claim('sub')),
             'emissions.sync', pg_catalog.jsonb_build_array(_item_uid), 'ok',
             pg_catalog.jsonb_build_object('provider', _provider, 'status', _begun ->> 'status',
-                                          'claimed', _begun -> 'claimed'));
+                                          'claimed', _begun -> 'claimed', 'via', 'trpc'));
   RETURN _begun;
 END
 $$;

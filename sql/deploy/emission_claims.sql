@@ -45,7 +45,7 @@ GRANT EXECUTE ON FUNCTION integrations.emission_json(insurance.integration_emiss
 -- post_sales_integration_slug, POLICY_CREATED: MAIL_PROVIDER). Answers
 --   {"claimed": true, "idempotencyKey": "<uid>:<provider>:<event>", "item": <StandardRiskItem>, ...}
 --                                                      call the provider
---   {"claimed": false, "status": "SKIPPED", ...}        no slug: nothing to call
+--   {"claimed": false, "status": "skipped", ...}        no slug: nothing to call
 --   {"claimed": false, "status": "SUCCESS"|"ABANDONED"|"FAILED", ...}  stored outcome
 --      (SUCCESS is final, ABANDONED waits for a dashboard retry, FAILED until next_retry_at)
 --   {"claimed": false, "status": "IN_PROGRESS", ...}   another caller holds the key
@@ -77,7 +77,7 @@ BEGIN
   _key := pg_catalog.jsonb_build_object('riskItemId', _risk_item_id, 'riskItemUid', _uid,
                                         'provider', _slug, 'event', _event);
   IF _slug IS NULL THEN
-    RETURN _key || '{"claimed": false, "status": "SKIPPED", "emissionId": null}';
+    RETURN _key || '{"claimed": false, "status": "skipped", "emissionId": null}';
   END IF;
 
   -- Claim first, then read the emission: a caller that recorded SUCCESS gave its claim back
@@ -113,7 +113,7 @@ $$;
 COMMENT ON FUNCTION integrations.begin_emission(bigint, text, text, text, integer) IS
   'Claims emission key (item, provider or the package''s slug for the event, event) for a provider call'
   ' with a lease; returns {claimed: true, idempotencyKey, item} or {claimed: false, status: '
-  'SKIPPED|SUCCESS|FAILED|ABANDONED|IN_PROGRESS, ...}; raises PT404 RISK_ITEM_NOT_FOUND. Service role.';
+  'skipped|SUCCESS|FAILED|ABANDONED|IN_PROGRESS, ...}; raises PT404 RISK_ITEM_NOT_FOUND. Service role.';
 GRANT EXECUTE ON FUNCTION integrations.begin_emission(bigint, text, text, text, integer)
    TO insurance_service, insurance_app;
 -- begin_order_emission: the key of an order's event (dispatch-v2, initial mode), claimed.
@@ -162,8 +162,9 @@ COMMENT ON FUNCTION integrations.begin_emission_retry(bigint, text, integer) IS
 GRANT EXECUTE ON FUNCTION integrations.begin_emission_retry(bigint, text, integer)
    TO insurance_service, insurance_app;
 -- begin_batch: many claims in one transaction (the outbox worker's batched dispatches).
--- specs: [{"riskItemId", "provider", "event"} | {"orderId"} | {"emissionId"}]; answers the
--- begin_* result of each, in order, or {"refused": {"status": 404, "code", "message"}}.
+-- specs: [{"riskItemId" and/or "riskItemUid", "provider", "event"} | {"orderId"} | {"emissionId"}];
+-- answers the begin_* result of each, in order, or {"refused": {"status": 404, "code", "message"}}
+-- (also for an id and a uid that name two different items).
 CREATE FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer DEFAULT 60)
 RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
@@ -173,6 +174,7 @@ DECLARE
   _out jsonb := '[]';
   _code text;
   _message text;
+  _item bigint;
 BEGIN
   IF current_user <> 'insurance_owner' THEN
     PERFORM insurance.require_role('insurance_service');
@@ -184,8 +186,15 @@ BEGIN
       ELSIF _spec ? 'emissionId' THEN
         _one := integrations.begin_emission_retry((_spec ->> 'emissionId')::bigint, _claimed_by, _lease_seconds);
       ELSE
-        _one := integrations.begin_emission((_spec ->> 'riskItemId')::bigint, _spec ->> 'provider',
-                                            _spec ->> 'event', _claimed_by, _lease_seconds);
+        _item := (_spec ->> 'riskItemId')::bigint;
+        IF _spec ->> 'riskItemUid' IS NOT NULL THEN
+          SELECT r.id INTO _item FROM insurance.risk_items r
+           WHERE r.uid = (_spec ->> 'riskItemUid')::uuid AND (_item IS NULL OR r.id = _item);
+          IF _item IS NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'RISK_ITEM_NOT_FOUND';
+          END IF;
+        END IF;
+        _one := integrations.begin_emission(_item, _spec ->> 'provider', _spec ->> 'event', _claimed_by, _lease_seconds);
       END IF;
     EXCEPTION WHEN SQLSTATE 'PT404' THEN
       GET STACKED DIAGNOSTICS _code = PG_EXCEPTION_DETAIL, _message = MESSAGE_TEXT;
@@ -198,7 +207,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION integrations.begin_batch(jsonb, text, integer) IS
-  'The begin_* answer of each spec ({riskItemId, provider, event} | {orderId} | {emissionId}) in one '
+  'The begin_* answer of each spec ({riskItemId and/or riskItemUid, provider, event} | {orderId} | {emissionId}) in one '
   'transaction, in order; a spec that names nothing answers {refused: {status: 404, code, message}}. '
   'Service role.';
 GRANT EXECUTE ON FUNCTION integrations.begin_batch(jsonb, text, integer) TO insurance_service, insurance_app;

@@ -107,9 +107,10 @@ COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
   'Admits the call and answers up to _page_size of the channel''s items after id _after (keyset, '
   'gateway v2), optionally of one policy uid, with total and nextCursor: a gateway.reply. Channel role.';
 
--- get_risk_item(limit, uid): one item of the channel, or PT404 RISK_ITEM_NOT_FOUND (also
--- for another channel's item: RLS hides it).
-CREATE FUNCTION gateway.get_risk_item(_limit integer, _uid uuid) RETURNS gateway.reply
+-- get_risk_item(limit, id, uid): one item of the channel, named by its integer id (as the
+-- create answer carries it) or its uid (both: they must name the same item), or PT404
+-- RISK_ITEM_NOT_FOUND (also for another channel's item: RLS hides it).
+CREATE FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -119,15 +120,16 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d WHERE d.uid = _uid;
+  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d
+   WHERE (_id IS NOT NULL OR _uid IS NOT NULL) AND (_id IS NULL OR d.id = _id) AND (_uid IS NULL OR d.uid = _uid);
   IF _reply.data IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'RISK_ITEM_NOT_FOUND';
   END IF;
   RETURN _reply;
 END
 $$;
-COMMENT ON FUNCTION gateway.get_risk_item(integer, uuid) IS
-  'Admits the call and answers the channel''s item _uid: a gateway.reply; raises PT404 '
+COMMENT ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) IS
+  'Admits the call and answers the channel''s item named by _id or _uid: a gateway.reply; raises PT404 '
   'RISK_ITEM_NOT_FOUND (also for another channel''s item). Channel role.';
 
 GRANT SELECT ON gateway.risk_item_documents TO insurance_channel;
@@ -333,10 +335,10 @@ GRANT EXECUTE ON FUNCTION gateway._broken_rules(regclass, jsonb), gateway._shape
   TO insurance_channel;
 REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
   gateway.page_risk_items(integer, integer, bigint, text),
-  gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
+  gateway.get_risk_item(integer, bigint, uuid), gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
   gateway.page_risk_items(integer, integer, bigint, text),
-  gateway.get_risk_item(integer, uuid), gateway.create_risk_item(integer, jsonb)
+  gateway.get_risk_item(integer, bigint, uuid), gateway.create_risk_item(integer, jsonb)
   TO insurance_channel, insurance_app;
 
 COMMIT;

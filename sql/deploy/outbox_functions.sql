@@ -154,9 +154,10 @@ COMMENT ON FUNCTION outbox.list_requests(boolean, integer) IS
 REVOKE ALL ON FUNCTION outbox.list_requests(boolean, integer) FROM PUBLIC;
 
 -- retry_requests: put rows back in the queue, due now with their attempts counted from zero
--- (every dead row with _all_dead). Audited as outbox.retry by `_actor`. Returns
--- [{id, result}] in id order, result one of queued (was dead or waiting), delivered
--- (already done: left alone), not_found.
+-- (every dead row with _all_dead). Audited as outbox.retry by `_actor`, the ids as targets
+-- and each row's outcome in details; the result is ok, or OUTBOX_ROW_NOT_FOUND when an id
+-- names no row (the command line then exits 1). Returns [{id, result}] in id order, result
+-- one of queued (was dead or waiting), delivered (already done: left alone), not_found.
 CREATE FUNCTION outbox.retry_requests(_actor text, _ids bigint[], _all_dead boolean DEFAULT false)
 RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
@@ -179,15 +180,17 @@ BEGIN
            ORDER BY w.id), '[]')
     INTO _out
     FROM wanted w LEFT JOIN upd u ON u.id = w.id LEFT JOIN outbox.http_requests r ON r.id = w.id;
-  PERFORM insurance.record_audit(_actor, 'outbox.retry', _out, 'ok',
-                                 pg_catalog.jsonb_build_object('allDead', _all_dead));
+  PERFORM insurance.record_audit(_actor, 'outbox.retry',
+            coalesce((SELECT pg_catalog.jsonb_agg(o -> 'id') FROM pg_catalog.jsonb_array_elements(_out) AS o), '[]'),
+            CASE WHEN _out @> '[{"result": "not_found"}]' THEN 'OUTBOX_ROW_NOT_FOUND' ELSE 'ok' END,
+            pg_catalog.jsonb_build_object('allDead', _all_dead, 'outcome', _out));
   PERFORM pg_catalog.pg_notify('outbox', '');
   RETURN _out;
 END
 $$;
 COMMENT ON FUNCTION outbox.retry_requests(text, bigint[], boolean) IS
   'Puts rows _ids (and every dead row with _all_dead) back in the queue, due now, attempts from zero; audited as '
-  'outbox.retry by _actor; returns [{id, result: queued|delivered|not_found}]. Operators.';
+  'outbox.retry by _actor (result OUTBOX_ROW_NOT_FOUND when an id names no row); returns [{id, result: queued|delivered|not_found}]. Operators.';
 REVOKE ALL ON FUNCTION outbox.retry_requests(text, bigint[], boolean) FROM PUBLIC;
 
 COMMIT;

@@ -16,7 +16,8 @@ DROP FUNCTION dashboard.list_emissions(text[], text, text, timestamp with time z
 DROP INDEX insurance.integration_emissions_event_id_idx;
 REVOKE USAGE ON SCHEMA outbox FROM insurance_dashboard;
 DROP FUNCTION dashboard.emissions_by_risk_item(bigint);
-DROP FUNCTION dashboard._emission_json(insurance.integration_emissions);
+DROP FUNCTION dashboard._risk_item_context(bigint);
+DROP FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items);
 DROP INDEX insurance.integration_emissions_status_id_idx;
 DROP POLICY risk_items_select_dashboard ON insurance.risk_items;
 DROP POLICY integration_emissions_select_dashboard ON insurance.integration_emissions;

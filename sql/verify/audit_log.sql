@@ -1,5 +1,5 @@
 -- Verify insurance:audit_log on pg
-SELECT id, at, actor, action, targets, result, details FROM insurance.audit_log WHERE false;
+SELECT id, at, actor, on_behalf_of, via, action, targets, result, details FROM insurance.audit_log WHERE false;
 DO $$
 BEGIN
   ASSERT has_table_privilege('insurance_dashboard', 'insurance.audit_log', 'SELECT');

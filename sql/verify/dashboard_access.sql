@@ -1,5 +1,6 @@
 -- Verify insurance:dashboard_access on pg
-SELECT 'dashboard._emission_json(insurance.integration_emissions)'::regprocedure,
+SELECT 'dashboard._emission_json(insurance.integration_emissions, insurance.risk_items)'::regprocedure,
+       'dashboard._risk_item_context(bigint)'::regprocedure,
        'dashboard.emissions_by_risk_item(bigint)'::regprocedure,
        'dashboard.list_emissions(text[], text, text, timestamp with time zone, timestamp with time zone, bigint, integer)'::regprocedure,
        'dashboard.emission_detail(bigint)'::regprocedure,
@@ -13,7 +14,7 @@ SELECT 'dashboard._emission_json(insurance.integration_emissions)'::regprocedure
        'dashboard.risk_item_emissions(bigint, uuid)'::regprocedure;
 DO $$
 BEGIN
-  ASSERT has_function_privilege('insurance_dashboard', 'dashboard._emission_json(insurance.integration_emissions)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard._emission_json';
+  ASSERT has_function_privilege('insurance_dashboard', 'dashboard._emission_json(insurance.integration_emissions, insurance.risk_items)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard._emission_json';
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.emissions_by_risk_item(bigint)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard.emissions_by_risk_item';
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard._outbox_url(text)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard._outbox_url';
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard._actor()', 'EXECUTE'), 'insurance_dashboard cannot call dashboard._actor';

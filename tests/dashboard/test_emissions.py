@@ -121,7 +121,7 @@ async def test_sync_beneficiaries_without_a_post_sales_provider_is_skipped(clien
     resp = await mutate(client, session, "syncBeneficiaries", {"riskItemId": item["id"]})
     assert resp.status_code == 200
     assert resp.json["result"]["data"] == {"riskItemId": item["id"], "riskItemUid": str(item["uid"]),
-                                           "provider": None, "event": "BENEFICIARIES_SYNC", "status": "SKIPPED",
+                                           "provider": None, "event": "BENEFICIARIES_SYNC", "status": "skipped",
                                            "emissionId": None, "externalId": None, "attempts": None,
                                            "nextRetryAt": None, "error": None}
     assert admin.execute("SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = %s",
@@ -172,3 +172,17 @@ async def test_by_risk_item_takes_the_uid_as_well_as_the_id(client, session, mak
     assert both.status_code == 404, "an id and a uid of two items name nothing"
     for value in ({}, {"riskItemUid": "not-a-uuid"}):
         assert (await query(client, session, "byRiskItem", value)).status_code == 400
+
+
+async def test_every_emission_row_carries_the_risk_item_uid_and_policy_number(client, session, make_risk_item,
+                                                                               make_emission):
+    """Issue 21: tRPC rows carried riskItemId only; a dashboard showing a policy needs its uid
+    and number without another call."""
+    item = make_risk_item(policy_uid=unique("POL"))
+    emission = make_emission(item["id"], provider=unique("PROV").upper().replace("-", "_"))
+    listed = await query(client, session, "list", {"provider": emission["provider"]})
+    by_item = await query(client, session, "byRiskItem", {"riskItemId": item["id"]})
+    for row in (listed.json["result"]["data"]["items"][0], by_item.json["result"]["data"]["emissions"][0]):
+        assert row["id"] == emission["id"]
+        assert (row["riskItemId"], row["riskItemUid"], row["policyUid"]) == (item["id"], str(item["uid"]),
+                                                                            item["policy_uid"])

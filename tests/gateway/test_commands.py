@@ -49,7 +49,7 @@ async def test_a_channel_sells_only_the_packages_it_is_given(client, admin, make
     """`channels create --package` and `channels packages`: another partner's package is 403
     PACKAGE_NOT_ALLOWED (never a 409 that reveals its policy numbers), nothing is created."""
     mine, theirs = make_package(), make_package()
-    done = cli("channels", "create", "--name", "Lane", "--package", mine["uid"])
+    done = cli("channels", "create", "--name", unique("Lane"), "--package", mine["uid"])
     assert done.returncode == 0, done.stderr
     channel = orjson.loads(done.stdout)
     assert channel["packages"] == [mine["uid"]]
@@ -85,7 +85,7 @@ async def test_a_channel_sells_only_the_packages_it_is_given(client, admin, make
 async def test_partner_metadata_may_not_hold_system_owned_keys(client, admin, make_package):
     """metadata.integration is the emission state the dashboard shows: a partner cannot fake it."""
     package = make_package()
-    channel = orjson.loads(cli("channels", "create", "--name", "Faker", "--package", package["uid"]).stdout)
+    channel = orjson.loads(cli("channels", "create", "--name", unique("Faker"), "--package", package["uid"]).stdout)
     token = (await client.simulate_get(api("v1", "auth/authorize"), headers={"x-api-key": channel["apiKey"]})
              ).json["data"]["access_token"]
     body = {"package_uid": package["uid"], "policy_uid": "FAKE-1", "variant": "travel", "insured_subject": {},
@@ -103,3 +103,39 @@ def test_create_with_an_unknown_package_creates_nothing(admin):
     done = cli("channels", "create", "--name", name, "--package", "no-such-package")
     assert done.returncode == 1 and done.stderr.strip().endswith("no package with uid no-such-package")
     assert admin.execute("SELECT count(*) AS n FROM insurance.channels WHERE name = %s", (name,)).fetchone()["n"] == 0
+
+
+def test_channel_names_are_unique_and_list_shows_packages_and_branches_change(admin, make_package):
+    """Issue 21: duplicate names were accepted, `channels list` omitted packages, and the
+    command line could not change a channel's branches."""
+    package = make_package()
+    name = unique("Acme")
+    made = cli("channels", "create", "--name", name, "--package", package["uid"])
+    assert made.returncode == 0, made.stderr
+    channel = orjson.loads(made.stdout)
+    for again in (name, name.upper(), f" {name}"):
+        twice = cli("channels", "create", "--name", again)
+        assert twice.returncode == 1 and "exists already" in twice.stderr, (again, twice.stderr)
+    listed = {c["id"]: c for c in orjson.loads(cli("channels", "list").stdout)}
+    assert listed[channel["id"]]["packages"] == [package["uid"]]
+
+    changed = cli("channels", "branches", "--id", channel["id"], "--branch", "v2", "--branch", "ia/v1")
+    assert changed.returncode == 0, changed.stderr
+    assert orjson.loads(changed.stdout)["branches"] == ["v2", "ia/v1"]
+    row = admin.execute("SELECT branches FROM insurance.channels WHERE id = %s", (channel["id"],)).fetchone()
+    assert row["branches"] == ["v2", "ia/v1"]
+    audit = admin.execute("SELECT targets, result, details FROM insurance.audit_log WHERE action = 'channels.set_branches' "
+                          "ORDER BY id DESC LIMIT 1").fetchone()
+    assert audit["result"] == "ok" and channel["id"] in str(audit["targets"])
+    assert cli("channels", "branches", "--id", channel["id"]).returncode == 2, "at least one branch"
+    assert cli("channels", "branches", "--id", channel["id"], "--branch", "v9").returncode == 2
+    missing = cli("channels", "branches", "--id", "00000000-0000-4000-8000-000000000000", "--branch", "v1")
+    assert missing.returncode == 1 and "no channel" in missing.stderr
+
+
+async def test_a_branch_taken_away_stops_its_tokens(client, make_channel, authorize):
+    channel = make_channel(branches=("v1", "v2"))
+    token = await authorize(channel, "v2")
+    assert cli("channels", "branches", "--id", channel["id"], "--branch", "v1").returncode == 0
+    resp = await client.simulate_get(api("v2", "risk-items"), headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 401

@@ -262,3 +262,23 @@ async def test_risk_items_exist_only_on_v1_and_v2(client, make_channel, authoriz
     for branch in ("ia/v1", "integrations/v2"):
         resp = await client.simulate_get(api(branch, "risk-items"), headers=bearer(await authorize(channel, branch)))
         assert resp.status_code == 404
+
+
+@pytest.mark.parametrize("branch", ["v1", "v2"])
+async def test_an_item_is_read_by_the_integer_id_its_create_answer_returned(client, make_package, channel_token,
+                                                                            sell, make_channel, authorize, branch):
+    """Issue 21: GET /risk-items/{id} answered 404 for the `id` the create answer carries."""
+    channel, tokens = channel_token
+    package = make_package()
+    sell(channel, package)
+    made = (await create(client, tokens[branch], item_body(package), branch)).json["data"]
+    by_id = await client.simulate_get(api(branch, f"risk-items/{made['id']}"), headers=bearer(tokens[branch]))
+    assert by_id.status_code == 200, by_id.text
+    assert by_id.json["data"] == made
+    other = make_channel(branches=(branch,))
+    foreign = await client.simulate_get(api(branch, f"risk-items/{made['id']}"),
+                                        headers=bearer(await authorize(other, branch)))
+    assert foreign.status_code == 404 and foreign.json["error"]["code"] == "RISK_ITEM_NOT_FOUND"
+    for ref in ("0", str(2**63), "²", "12abc"):
+        resp = await client.simulate_get(api(branch, f"risk-items/{ref}"), headers=bearer(tokens[branch]))
+        assert resp.status_code in (400, 404) and resp.status_code < 500, (ref, resp.text)

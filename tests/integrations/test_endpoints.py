@@ -1,4 +1,4 @@
-"""The integration routes' HTTP surface: credentials, validation, SKIPPED, stored answers.
+"""The integration routes' HTTP surface: credentials, validation, skipped, stored answers.
 (The holder's post-sales route is the post-sales surface's: tests/postsales/test_emission.py.)"""
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ async def test_dispatch_without_a_sales_slug_is_skipped(client, service_auth, ad
                                       json={"type": "INSERT", "table": "risk_items", "record": {"id": item["id"]}},
                                       headers=service_auth)
     assert resp.status_code == 200
-    assert resp.json["data"]["status"] == "SKIPPED" and resp.json["data"]["emissionId"] is None
+    assert resp.json["data"]["status"] == "skipped" and resp.json["data"]["emissionId"] is None
     assert admin.execute("SELECT count(*) AS n FROM insurance.integration_emissions WHERE risk_item_id = %s",
                          (item["id"],)).fetchone()["n"] == 0
 
@@ -71,7 +71,7 @@ async def test_retry_of_an_abandoned_emission_answers_it_unchanged(client, servi
 
 
 async def test_dispatch_batch_answers_each_delivery_on_its_own(client, service_auth, make_risk_item):
-    item = make_risk_item()  # its package has no sales slug: SKIPPED
+    item = make_risk_item()  # its package has no sales slug: skipped
     resp = await client.simulate_post("/api/integrations/dispatch-batch", headers=service_auth, json={"requests": [
         {"id": 1, "path": "/api/integrations/dispatch", "body": {"record": {"id": item["id"]}}},
         {"id": 2, "path": "/api/integrations/dispatch", "body": {"record": {"id": 2**62}}},
@@ -82,7 +82,7 @@ async def test_dispatch_batch_answers_each_delivery_on_its_own(client, service_a
     assert resp.status_code == 200
     results = resp.json["data"]["results"]
     assert [(r["id"], r["status"]) for r in results] == [(1, 200), (2, 404), (3, 400), (4, 400), (5, 404)]
-    assert results[0]["data"]["status"] == "SKIPPED"
+    assert results[0]["data"]["status"] == "skipped"
     assert [r.get("error", {}).get("code") for r in results] == [
         None, "RISK_ITEM_NOT_FOUND", "VALIDATION_ERROR", "VALIDATION_ERROR", "ORDER_NOT_FOUND"]
 
@@ -92,3 +92,23 @@ async def test_dispatch_batch_needs_the_service_bearer_and_a_list(client, servic
     assert resp.status_code == 400 and resp.json["error"]["code"] == "MISSING_BEARER_TOKEN"
     resp = await client.simulate_post("/api/integrations/dispatch-batch", json={"requests": []}, headers=service_auth)
     assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"
+
+
+async def test_dispatch_takes_the_record_uid_as_well_as_its_id(client, service_auth, make_risk_item):
+    """Issue 21: /dispatch read only record.id; a caller holding the item's uid got a 400."""
+    item = make_risk_item()
+    for record in ({"uid": str(item["uid"])}, {"id": item["id"], "uid": str(item["uid"])}):
+        resp = await client.simulate_post("/api/integrations/dispatch", json={"record": record}, headers=service_auth)
+        assert resp.status_code == 200, resp.text
+        data = resp.json["data"]
+        assert (data["riskItemId"], data["riskItemUid"], data["status"]) == (item["id"], str(item["uid"]), "skipped")
+    other = make_risk_item()
+    both = await client.simulate_post("/api/integrations/dispatch", headers=service_auth,
+                                      json={"record": {"id": item["id"], "uid": str(other["uid"])}})
+    assert both.status_code == 404, "an id and a uid of two items name nothing"
+    for record in ({"uid": "not-a-uuid"}, {}):
+        resp = await client.simulate_post("/api/integrations/dispatch", json={"record": record}, headers=service_auth)
+        assert resp.status_code == 400 and resp.json["error"]["code"] == "VALIDATION_ERROR"
+    unknown = await client.simulate_post("/api/integrations/dispatch", headers=service_auth,
+                                         json={"record": {"uid": "00000000-0000-4000-8000-000000000000"}})
+    assert unknown.status_code == 404 and unknown.json["error"]["code"] == "RISK_ITEM_NOT_FOUND"

@@ -166,9 +166,9 @@ def _dead_letter_round_trip(fstack, admin, row_id, dead) -> None:
     assert row_id in [r["id"] for r in orjson.loads(listed.stdout)]
     retried = _cli(fstack.env, "retry", str(row_id))
     assert retried.returncode == 0 and orjson.loads(retried.stdout) == [{"id": row_id, "result": "queued"}]
-    audit = admin.execute("SELECT actor, result FROM insurance.audit_log WHERE action = 'outbox.retry' "
-                          "AND targets @> %s::jsonb", (orjson.dumps([{"id": row_id}]).decode(),)).fetchone()
-    assert audit and audit["actor"].startswith("cli:") and audit["result"] == "ok"
+    audit = admin.execute("SELECT actor, result, via FROM insurance.audit_log WHERE action = 'outbox.retry' "
+                          "AND targets @> %s::jsonb", (orjson.dumps([row_id]).decode(),)).fetchone()
+    assert audit and audit["actor"].startswith("cli:") and audit["result"] == "ok" and audit["via"] == "cli"
     time.sleep(0.5)
     assert dead() is None, "alive again"
     row = wait_for(dead, 20, "the row to die again")

@@ -1,6 +1,8 @@
 """`python -m app integrations ...`, run as an operator would."""
 from __future__ import annotations
 
+import getpass
+
 import orjson
 
 from tests.test_cli import cli
@@ -19,9 +21,10 @@ def test_set_then_show_masks_the_credentials(admin, sandbox):
     assert shown.returncode == 0 and "very-secret-key" not in shown.stdout and "s3" not in shown.stdout
     [mine] = [r for r in orjson.loads(shown.stdout) if r["slug"] == "PROVIDER_A"]
     assert mine["auth_config"] == {"baseUrl": "https://x.example", "apiKey": "***", "clientSecret": "***"}
-    audit = admin.execute("SELECT actor, targets, result, details FROM insurance.audit_log "
+    audit = admin.execute("SELECT actor, on_behalf_of, targets, result, details FROM insurance.audit_log "
                           "WHERE action = 'integrations.set' ORDER BY id DESC LIMIT 1").fetchone()
-    assert audit == {"actor": "cli:ops@example.com", "targets": ["PROVIDER_A"], "result": "ok",
+    assert audit == {"actor": f"cli:{getpass.getuser()}", "on_behalf_of": "ops@example.com",
+                     "targets": ["PROVIDER_A"], "result": "ok",
                      "details": {"keys": ["apiKey", "baseUrl", "clientSecret"]}}, "keys, never values"
     assert cli("sandbox", "configure", sandbox).returncode == 0  # the session's providers again
 

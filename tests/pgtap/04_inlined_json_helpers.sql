@@ -17,7 +17,8 @@ BEGIN
 END
 $$;
 
-SELECT unalike(pg_temp.plan_of('SELECT dashboard._emission_json(e) FROM insurance.integration_emissions e'),
+SELECT unalike(pg_temp.plan_of('SELECT dashboard._emission_json(e, r) FROM insurance.integration_emissions e '
+                              'JOIN insurance.risk_items r ON r.id = e.risk_item_id'),
               '%_emission_json%', 'dashboard._emission_json is inlined');
 SELECT unalike(pg_temp.plan_of('SELECT integrations.emission_json(e) FROM insurance.integration_emissions e'),
               '%emission_json%', 'integrations.emission_json is inlined');
@@ -32,7 +33,8 @@ SELECT is(array_agg(s ORDER BY s) FILTER (WHERE NOT outbox.is_final(s)),
           '{408,409,425,429,500,502,503}'::int[], 'timeouts, conflicts, rate limits and 5xx are retried')
   FROM unnest('{200,201,400,404,408,409,422,425,429,500,502,503}'::int[]) s;
 SELECT is(dashboard._emission_json(jsonb_populate_record(NULL::insurance.integration_emissions,
-            '{"id": 7, "status": "FAILED", "error_history": [{"code": "A"}, {"code": "B"}]}')) -> 'lastError',
+            '{"id": 7, "status": "FAILED", "error_history": [{"code": "A"}, {"code": "B"}]}'),
+            jsonb_populate_record(NULL::insurance.risk_items, '{"policy_uid": "P-7"}')) -> 'lastError',
           '{"code": "B"}', 'lastError is the newest entry of error_history');
 SELECT is(integrations.emission_json(jsonb_populate_record(NULL::insurance.integration_emissions,
             '{"id": 7, "status": "SUCCESS", "error_history": [{"code": "A"}]}')) ->> 'error',

@@ -44,8 +44,8 @@ SELECT is((SELECT count(*)::int FROM insurance.emission_claims WHERE risk_item_i
 SELECT is(integrations.begin_emission((SELECT a FROM t), NULL, 'SALES_DISPATCH', 'w3') - 'emissionId' - 'nextRetryAt' - 'riskItemUid' - 'riskItemId',
           '{"claimed": false, "status": "SUCCESS", "externalId": "X-1", "attempts": 1, "error": null, "provider": "PROVIDER_A", "event": "SALES_DISPATCH"}'::jsonb,
           'after SUCCESS nobody claims: the stored result is answered');
-SELECT is(integrations.begin_emission((SELECT b FROM t), NULL, 'SALES_DISPATCH', 'w1') ->> 'status', 'SKIPPED',
-          'a package without sales_integration_slug: SKIPPED');
+SELECT is(integrations.begin_emission((SELECT b FROM t), NULL, 'SALES_DISPATCH', 'w1') ->> 'status', 'skipped',
+          'a package without sales_integration_slug: skipped');
 SELECT is(integrations.begin_emission((SELECT a FROM t), 'PROVIDER_B', 'BENEFICIARIES_SYNC', 'w1') ->> 'idempotencyKey',
           (SELECT uid FROM insurance.risk_items WHERE id = (SELECT a FROM t)) || ':PROVIDER_B:BENEFICIARIES_SYNC',
           'the idempotency key is <uid>:<provider>:<event>');
@@ -58,7 +58,7 @@ SELECT is((SELECT jsonb_agg(coalesce(x ->> 'status', x #>> '{refused,code}'))
                     jsonb_build_object('riskItemId', -1, 'event', 'SALES_DISPATCH'),
                     jsonb_build_object('orderId', -1),
                     jsonb_build_object('emissionId', -1)), 'w1')) x),
-          '["SKIPPED", "RISK_ITEM_NOT_FOUND", "ORDER_NOT_FOUND", "EMISSION_NOT_FOUND"]'::jsonb,
+          '["skipped", "RISK_ITEM_NOT_FOUND", "ORDER_NOT_FOUND", "EMISSION_NOT_FOUND"]'::jsonb,
           'begin_batch answers each spec in order, an unknown id as refused');
 SELECT is(integrations.begin_batch(jsonb_build_array(jsonb_build_object('riskItemId', (SELECT a FROM t),
           'provider', 'PROVIDER_B', 'event', 'BATCH_TEST')), 'w1') #>> '{0,item,id}', (SELECT a FROM t)::text,
@@ -72,8 +72,8 @@ SELECT pg_temp.act_as('insurance_holder', '{"email": "other@example.com"}');
 SELECT throws_ok($$SELECT integrations.begin_post_sales_emission((SELECT a FROM t), 'w1')$$, 'PT401', 'access denied',
                  'post-sales: a holder without a claimant row is denied');
 SELECT pg_temp.with_claims('{"email": "holder62@example.com"}');
-SELECT is(integrations.begin_post_sales_emission((SELECT a FROM t), 'w1') ->> 'status', 'SKIPPED',
-          'post-sales: the claimant of a package without post_sales_integration_slug gets SKIPPED');
+SELECT is(integrations.begin_post_sales_emission((SELECT a FROM t), 'w1') ->> 'status', 'skipped',
+          'post-sales: the claimant of a package without post_sales_integration_slug gets skipped');
 
 SELECT pg_temp.as_operator();
 SELECT * FROM finish();

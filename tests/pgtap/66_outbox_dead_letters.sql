@@ -2,7 +2,7 @@
 -- is listed and put back in the queue by an operator (audited).
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(13);
+SELECT plan(14);
 
 DELETE FROM outbox.http_requests;
 SELECT outbox.http_post('https://unreachable.example.com/hook', '{"n": 1}');
@@ -43,8 +43,11 @@ SELECT is(outbox.retry_requests('cli:pgtap', ARRAY[(pg_temp.row(1)).id, -7]),
           'retry_requests queues a dead row and says which ids it does not know');
 SELECT ok((SELECT r.dead_at IS NULL AND r.attempts = 0 AND r.deliver_after <= now()
                   AND EXISTS (SELECT FROM insurance.audit_log a WHERE a.action = 'outbox.retry' AND a.actor = 'cli:pgtap'
-                                 AND a.targets @> jsonb_build_array(jsonb_build_object('id', r.id)))
+                                 AND a.targets @> jsonb_build_array(r.id)
+                                 AND a.details -> 'outcome' @> jsonb_build_array(jsonb_build_object('id', r.id, 'result', 'queued')))
              FROM pg_temp.row(1) r), 'the row is alive, due now, from attempt 0, and the retry is audited');
+SELECT is((SELECT a.result FROM insurance.audit_log a WHERE a.action = 'outbox.retry' ORDER BY a.id DESC LIMIT 1),
+          'OUTBOX_ROW_NOT_FOUND', 'an id that names no row: the audit row is not "ok" (the command exits 1)');
 
 SELECT * FROM finish();
 ROLLBACK;

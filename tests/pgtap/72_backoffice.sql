@@ -49,8 +49,8 @@ SELECT is(dashboard.retry_outbox(ARRAY[(SELECT max(id) FROM outbox.http_requests
                             jsonb_build_object('id', (SELECT max(id) FROM outbox.http_requests), 'result', 'queued')),
           'an outbox retry revives the dead letter and says which rows it queued');
 SELECT is((SELECT dead_at FROM outbox.http_requests ORDER BY id DESC LIMIT 1), NULL, 'the row lives again');
-SELECT is((SELECT actor || ' ' || action FROM insurance.audit_log ORDER BY id DESC LIMIT 1),
-          'dashboard:ops@pgtap.invalid outbox.retry', 'and is audited as the session''s user');
+SELECT is((SELECT actor || ' ' || action || ' ' || via FROM insurance.audit_log ORDER BY id DESC LIMIT 1),
+          'dashboard:ops@pgtap.invalid outbox.retry backoffice', 'and is audited as the session''s user, via the back-office');
 SELECT is(dashboard.list_audit(NULL, 1) #>> '{items,0,action}', 'outbox.retry', 'the audit page lists the newest first');
 SELECT pg_temp.with_claims(NULL);
 SELECT throws_ok($$SELECT dashboard.retry_emissions(ARRAY[(SELECT id FROM _em)], 'trpc')$$, 'PT401', NULL,

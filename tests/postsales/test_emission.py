@@ -25,7 +25,7 @@ async def test_the_item_is_named_by_its_uid(ps_client, bearer, make_risk_item, h
     resp = await ps_client.simulate_post(PATH, json=standard_risk_item(item), headers=bearer(holder_email))
     assert resp.status_code == 200, resp.text
     data = resp.json["data"]
-    assert data["status"] == "SKIPPED" and data["event"] == "POST_SALES"
+    assert data["status"] == "skipped" and data["event"] == "POST_SALES"
     assert data["riskItemId"] == item["id"] and data["riskItemUid"] == str(item["uid"])
 
 

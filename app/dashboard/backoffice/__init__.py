@@ -24,4 +24,13 @@ def add_routes(app, services) -> None:
     app.add_route("/backoffice/outbox", pages, suffix="outbox")
     app.add_route("/backoffice/outbox/retry", pages, suffix="retry_outbox")
     app.add_route("/backoffice/audit", pages, suffix="audit")
+    app.add_route("/backoffice/search", pages, suffix="search")
+    app.add_route("/backoffice/packages", pages, suffix="packages")
     app.add_route("/backoffice/static/{name}", lazy(loader, "static", responders(_RESOURCES, "Static")))
+
+    async def unknown_page(req, resp, **_) -> None:
+        """Any other path under /backoffice/ (a sink: Falcon tries it after every route): the
+        HTML not-found page that a browser shows, not the API's JSON."""
+        await loader["pages"].unknown(req, resp)
+
+    app.add_sink(unknown_page, r"/backoffice/")

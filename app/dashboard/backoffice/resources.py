@@ -29,6 +29,34 @@ PAGE_SIZE = 50
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                           trim_blocks=True, lstrip_blocks=True)
 _env.filters["pretty"] = lambda v: orjson.dumps(v, option=orjson.OPT_INDENT_2).decode()
+SEARCH_MAX = 200  # characters of a search
+
+
+def utc(value: str | None) -> str:
+    """An ISO 8601 time as the page shows it: in UTC, and saying so (2026-11-25 15:30:03 UTC)."""
+    if not value:
+        return ""
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.timezone.utc)
+    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def target_text(target: Any) -> str:
+    """An audit target as an operator reads it: a scalar as is, an object as `key value`
+    pairs (emission 12, risk item DEMO-0003), never a Python dict."""
+    if isinstance(target, dict):
+        return ", ".join(f"{key} {target_text(value)}" for key, value in target.items() if value is not None)
+    if isinstance(target, list):
+        return ", ".join(target_text(t) for t in target)
+    return "" if target is None else str(target)
+
+
+_env.filters["utc"] = utc
+_env.filters["target"] = target_text
 
 
 def csrf_token(session_token: str) -> str:
@@ -165,6 +193,27 @@ class Pages:
             return self._render(resp, "not_found.html", req, user, status=404, what=f"Risk item {risk_item_id}")
         self._render(resp, "risk_item.html", req, user, data=data)
 
+    async def on_get_search(self, req, resp) -> None:
+        """One box for what a caller quotes: a policy number, a risk item id or uid, an emission
+        id, the insurer's external id, a holder's or beneficiary's e-mail. One risk item found:
+        its page; several: the list; none: the page says so."""
+        claims, user = await self._session(req)
+        query = (req.get_param("q") or "").strip()
+        if not query:
+            return self._render(resp, "search.html", req, user, query="", found=None)
+        if len(query) > SEARCH_MAX:
+            raise errors.bad_request(f"a search has at most {SEARCH_MAX} characters", details={"field": "q"})
+        validation.check_value(query)  # no NUL may reach SQL (400 VALIDATION_ERROR)
+        found = await self._call(claims, "dashboard.search", query)
+        if len(found["items"]) == 1:
+            raise falcon.HTTPSeeOther(f"/backoffice/risk-items/{found['items'][0]['riskItemId']}")
+        self._render(resp, "search.html", req, user, query=query, found=found)
+
+    async def on_get_packages(self, req, resp) -> None:
+        claims, user = await self._session(req)
+        packages = await self._call(claims, "dashboard.list_packages")
+        self._render(resp, "packages.html", req, user, packages=packages)
+
     async def on_get_outbox(self, req, resp) -> None:
         claims, user = await self._session(req)
         cursor = _cursor(req)
@@ -181,6 +230,13 @@ class Pages:
         page = await self._call(claims, "dashboard.list_audit", cursor, PAGE_SIZE)
         self._render(resp, "audit.html", req, user, page=page,
                      next_url=f"/backoffice/audit?cursor={page['nextCursor']}" if page["nextCursor"] else None)
+
+    async def unknown(self, req, resp) -> None:
+        """A page that does not exist: the HTML not-found page (a browser shows it), with the
+        navigation when the session is live; never the API's JSON."""
+        identity = await auth.session_identity(self.services.db, req)
+        user = orjson.loads(identity.claims_json) if identity else None
+        self._render(resp, "not_found.html", req, user, status=404, what="This page")
 
     async def _found(self, claims: db.Identity, function: str, *args: Any) -> Any:
         """The function's answer, or None for PT404 (and for an id that cannot exist)."""

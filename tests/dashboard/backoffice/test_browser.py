@@ -134,3 +134,66 @@ def test_an_operator_retries_an_abandoned_emission_in_the_browser(stack, browser
     page.keyboard.press("Tab")
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("none", ""), "focused controls show an outline"
+
+
+def log_in(page, api: str, user: dict, start: str = "/backoffice/emissions") -> None:
+    page.goto(f"{api}{start}")
+    page.fill("#email", user["email"])
+    page.fill("#password", user["password"])
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{api}{start}")
+
+
+def test_an_operator_finds_a_policy_then_stops_a_colleague_whose_cookie_is_refused(
+        stack, browser_page, admin, make_user, make_risk_item, make_package):
+    """Issue 21: a policy number quoted on the phone opens its page from the search box of any
+    page; `users disable` stops another operator's open session at its next request."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    from tests.conftest import ROOT, unique
+
+    page = browser_page
+    operator, colleague = make_user(), make_user()
+    package = make_package(name="Travel gold")
+    policy = unique("DEMO").upper()
+    item = make_risk_item(package=package, policy_uid=policy, holder_email=f"{unique('ada')}@example.com")
+
+    # 1. The search box is on every page; a policy number opens its risk item.
+    log_in(page, stack.api, operator, "/backoffice/audit")
+    page.fill("#q", policy)
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"{stack.api}/backoffice/risk-items/{item['id']}")
+    assert page.locator("[data-policy]").inner_text() == policy
+    assert "Travel gold" in page.content() and package["uid"] in page.content()
+    shot(page, "6-search-to-policy")
+
+    # 2. A colleague is logged in in another browser session.
+    other = page.context.browser.new_context().new_page()
+    other.shots = page.shots
+    log_in(other, stack.api, colleague)
+    cookie = {c["name"]: c["value"] for c in other.context.cookies()}["dashboard_session"]
+    trpc = f"{stack.api}/api/trpc/integrationEmissions.list"
+    assert httpx.get(trpc, cookies={"dashboard_session": cookie}).status_code == 200
+
+    # 3. They are disabled from the command line: the next request of that session is refused.
+    done = subprocess.run([sys.executable, "-m", "app", "users", "disable", "--email", colleague["email"]],
+                          cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    other.reload()
+    assert other.url.startswith(f"{stack.api}/backoffice/login"), "the back-office sends them to the login"
+    assert httpx.get(trpc, cookies={"dashboard_session": cookie}).status_code == 401, "tRPC refuses the cookie"
+    other.fill("#email", colleague["email"])
+    other.fill("#password", colleague["password"])
+    other.keyboard.press("Enter")
+    other.wait_for_selector("[role=alert]")
+    assert other.url.startswith(f"{stack.api}/backoffice/login"), "and they cannot log in again"
+    shot(other, "7-disabled-login")
+    other.context.close()
+
+    # 4. The operator's own session goes on; the audit says who disabled whom, from where.
+    page.goto(f"{stack.api}/backoffice/audit")
+    row = page.locator("tbody tr", has_text="users.disable").first
+    assert colleague["email"] in row.inner_text() and "cli" in row.inner_text()

@@ -147,3 +147,13 @@ async def test_dead_letters_are_listed_apart_and_revived(client, session, admin)
                              (row["id"],)).fetchone() == {"dead_at": None, "attempts": 0}
     finally:
         admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = %s", (row["id"],))
+
+
+@pytest.mark.parametrize("path", ["/backoffice/nope", "/backoffice/emissions/1/extra", "/backoffice/risk-item/1"])
+async def test_an_unknown_page_answers_the_html_not_found_page(client, session, path):
+    """Issue 21: an operator's mistyped address showed the API's raw JSON in the browser."""
+    for headers in (cookie(session), {}):
+        resp = await client.simulate_get(path, headers=headers)
+        assert resp.status_code == 404 and resp.headers["content-type"].startswith("text/html"), resp.text
+        assert "was not found" in resp.text
+    assert session["email"] in (await get(client, session, path)).text, "with the navigation of a live session"

@@ -1,0 +1,14 @@
+-- Verify insurance:dashboard_people on pg
+SELECT 'admin._end_sessions(bigint, text[])'::regprocedure,
+       'admin._user_not_found(text, text, text)'::regprocedure,
+       'admin.disable_dashboard_user(text, text)'::regprocedure,
+       'admin.enable_dashboard_user(text, text)'::regprocedure,
+       'admin.set_dashboard_password(text, text, text)'::regprocedure,
+       'admin.list_dashboard_sessions(text)'::regprocedure,
+       'admin.end_dashboard_sessions(text, text, text[])'::regprocedure;
+DO $$
+BEGIN
+  ASSERT NOT has_function_privilege('insurance_app', 'admin.disable_dashboard_user(text, text)', 'EXECUTE'),
+    'insurance_app may call admin.disable_dashboard_user';
+END
+$$;
