@@ -11,7 +11,7 @@ CREATE FUNCTION pg_temp.channel(_payload jsonb, _secret boolean DEFAULT true) RE
 DECLARE _id uuid;
 BEGIN
   INSERT INTO insurance.channels (name, branches, api_key_hash, integration_payload)
-  VALUES ('wh', '{v1,integrations/v1}', sha256(gen_random_uuid()::text::bytea), _payload) RETURNING id INTO _id;
+  VALUES ('wh-' || gen_random_uuid(), '{v1,integrations/v1}', sha256(gen_random_uuid()::text::bytea), _payload) RETURNING id INTO _id;
   IF _secret THEN
     PERFORM admin.set_webhook_secret('pgtap', _id, sha256(gen_random_uuid()::text::bytea));
   END IF;
