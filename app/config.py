@@ -32,6 +32,7 @@ SECRET_NAMES = (
     "AUTH_INTEGRATION_SECRET_V2",
     "SERVICE_ROLE_SECRET",
     "OTP_HASH_SECRET",
+    "WEBHOOK_SECRET_KEY",  # partner webhook secrets are derived from it (app/webhooks.py)
 )
 MIN_SECRET_BYTES = 32
 DEV_ENV_FILE = ROOT / ".env.development"
@@ -222,6 +223,16 @@ class Config:
     worker_metrics_port: int = 0  # 0: the worker serves no /metrics
     sandbox_smtp_port: int = 1025
     max_body_bytes: int = 1024 * 1024  # authenticated routes; anonymous ones: app.validation
+    webhook_timeout: float = 10.0              # total deadline of one webhook delivery
+    webhook_retry_base_seconds: int = 10
+    webhook_retry_cap_seconds: int = 3600
+    webhook_secret_overlap: int = 24 * 3600    # both signatures this long after a rotation
+    webhook_endpoint_concurrency: int = 4      # deliveries in flight per endpoint, per worker
+
+    @property
+    def webhooks_public_only(self) -> bool:
+        """Outside development and test, webhooks go to https URLs of public addresses only."""
+        return self.env not in ("development", "test")
 
     @property
     def production(self) -> bool:
@@ -340,4 +351,10 @@ class Config:
             worker_metrics_port=_int(env, "WORKER_METRICS_PORT", 0),
             sandbox_smtp_port=_int(env, "SANDBOX_SMTP_PORT", 1025, 0),
             max_body_bytes=_int(env, "MAX_BODY_BYTES", cls.max_body_bytes, 1024),
+            webhook_timeout=_positive_float(env, "WEBHOOK_TIMEOUT", 10.0),
+            webhook_retry_base_seconds=_int(env, "WEBHOOK_RETRY_BASE_SECONDS", 10, 1),
+            webhook_retry_cap_seconds=_int(env, "WEBHOOK_RETRY_CAP_SECONDS", 3600, 1),
+            webhook_secret_overlap=parse_duration(
+                "WEBHOOK_SECRET_OVERLAP", env.get("WEBHOOK_SECRET_OVERLAP", "24h")),
+            webhook_endpoint_concurrency=_int(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 4, 1),
         )

@@ -73,6 +73,7 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "RISK_ITEM_NOT_FOUND": (404, None, "no such risk item (or another channel's)"),
     "EMISSION_NOT_FOUND": (404, None, "no such emission"),
     "ORDER_NOT_FOUND": (404, None, "no such order"),
+    "WEBHOOK_DELIVERY_NOT_FOUND": (404, None, "no such webhook delivery (or another channel's)"),
     "METHOD_NOT_ALLOWED": (405, None, "a method the route does not answer"),
     "NOT_ACCEPTABLE": (406, None, "an Accept the route cannot answer"),
     "CONFLICT": (409, None, "the resource exists already"),

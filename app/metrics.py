@@ -138,6 +138,14 @@ class _DatabaseGauges:
                                 value=d["outboxOldestPendingAgeSeconds"])
         yield GaugeMetricFamily("insurance_outbox_dead", "Outbox rows given up on (dead letters)",
                                 value=d["outboxDead"])
+        if "webhooksPending" in d:
+            yield GaugeMetricFamily("insurance_webhook_pending", "Partner webhook deliveries not yet delivered (dead ones aside)",
+                                    value=d["webhooksPending"])
+            yield GaugeMetricFamily("insurance_webhook_oldest_pending_age_seconds",
+                                    "How long the most overdue partner webhook delivery has been due",
+                                    value=d["webhooksOldestPendingAgeSeconds"])
+            yield GaugeMetricFamily("insurance_webhook_dead", "Partner webhook deliveries given up on (dead letters)",
+                                    value=d["webhooksDead"])
         emissions = GaugeMetricFamily("insurance_emissions", "Emissions by status and provider",
                                       labels=["status", "provider"])
         for row in d["emissions"]:
@@ -195,3 +203,17 @@ def worker_metrics(inflight) -> tuple[Counter, Histogram]:
     gauge.set_function(inflight)
     _worker = (deliveries, claim, gauge)
     return deliveries, claim
+
+
+_webhooks: Counter | None = None
+
+
+def webhook_metrics() -> Counter:
+    """insurance_webhook_deliveries_total{result}: delivered (2xx), failed (another answer,
+    redirects included), timeout, unreachable, refused (an address or URL that may not be
+    called, or a channel without a secret). Made once per process."""
+    global _webhooks
+    if _webhooks is None:
+        _webhooks = Counter("insurance_webhook_deliveries", "Partner webhook deliveries, by result "
+                            "(delivered, failed, timeout, unreachable, refused)", ["result"])
+    return _webhooks

@@ -40,6 +40,7 @@ import structlog
 from app.config import Config
 from app.db import PROCESS_NAME, SERVICE, Database
 from app.tokens import service_tokens
+from app.webhooks import Deliverer, SecretCache
 
 # What a database outage or restart raises: a refused connection (OSError), a server error
 # (e.g. 57P01 admin_shutdown), or a connection that closed mid-statement (InterfaceError).
@@ -111,6 +112,8 @@ class Worker:
         self.metrics_port = metrics_port
         self.metrics_host = metrics_host
         self._deliveries = self._claim_size = None  # prometheus-client's, with --metrics-port
+        self._webhook_results = None                 # insurance_webhook_deliveries_total, likewise
+        self.webhooks: Deliverer | None = None       # partner webhooks (app/webhooks.py), in run()
 
     # -- lifecycle -----------------------------------------------------------------------
     def stop(self) -> None:
@@ -125,6 +128,8 @@ class Worker:
 
         from app.metrics import worker_metrics
         self._deliveries, self._claim_size = worker_metrics(lambda: len(self._inflight))
+        from app.metrics import webhook_metrics
+        self._webhook_results = webhook_metrics()
         start_http_server(self.metrics_port, addr=self.metrics_host)
         log.info("worker_metrics", url=f"http://{self.metrics_host}:{self.metrics_port}/metrics")
 
@@ -136,7 +141,9 @@ class Worker:
         # The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most).
         timeout = httpx.Timeout(max(self.config.http_read_timeout, self.config.http_total_timeout + 15),
                                 connect=self.config.http_connect_timeout)
-        async with httpx.AsyncClient(limits=limits, timeout=timeout) as self.client:
+        async with httpx.AsyncClient(limits=limits, timeout=timeout) as self.client, \
+                self._webhook_client() as webhook_client:
+            self.webhooks = self._webhook_deliverer(webhook_client)
             flusher = asyncio.create_task(self._flush_loop())
             log.info("worker_started", name=self.name, api=self.config.public_base_url,
                      concurrency=self.concurrency, batch=self.batch,
@@ -184,7 +191,8 @@ class Worker:
     async def _claim_loop(self) -> None:
         while not self._stopping.is_set():
             await self._listen()
-            free = self.concurrency - len(self._inflight)
+            # Webhook rows waiting for their endpoint's turn hold no slot (app/webhooks.py).
+            free = self.concurrency - self._busy()
             claimed = 0
             if free > 0:
                 try:
@@ -198,7 +206,9 @@ class Worker:
                 batches: dict[str, list[dict[str, Any]]] = {}
                 for row in data["requests"]:
                     batch_url = (row.get("headers") or {}).pop(BATCH_HEADER, None)
-                    if batch_url and row["url"].startswith("/"):
+                    if Deliverer.is_webhook(row):
+                        self._inflight[row["id"]] = asyncio.create_task(self._deliver_webhook(row))
+                    elif batch_url and row["url"].startswith("/"):
                         batches.setdefault(batch_url, []).append(row)
                     else:
                         self._inflight[row["id"]] = asyncio.create_task(self._deliver(row))
@@ -213,9 +223,14 @@ class Worker:
                     self._claim_size.observe(claimed)
                 if data["nextDueAt"] is not None:
                     self._schedule_wake(data["nextDueAt"])
-            if claimed and claimed == min(free, self.batch) and len(self._inflight) < self.concurrency:
+            if claimed and claimed == min(free, self.batch) and self._busy() < self.concurrency:
                 continue  # more may be due right now
             await self._sleep(self.poll_interval)
+
+    def _busy(self) -> int:
+        """Deliveries holding a slot: webhook rows waiting for their endpoint's turn hold none
+        (app/webhooks.py), so one slow partner's backlog never stops the claims."""
+        return len(self._inflight) - (self.webhooks.waiting if self.webhooks else 0)
 
     async def _sleep(self, seconds: float) -> None:
         await wait_event(self._wake, seconds)
@@ -272,6 +287,50 @@ class Worker:
         if len(self._results) >= 32:
             self._results_ready.set()
         if len(self._inflight) <= self.concurrency // 2:
+            self._wake.set()
+
+    # -- partner webhooks (app/webhooks.py holds the protocol) -----------------------------
+    def _webhook_client(self) -> httpx.AsyncClient:
+        """A client of their own: partners' endpoints never share the API's connection pool,
+        and nothing is followed (redirects) or trusted from the environment (proxies)."""
+        return httpx.AsyncClient(follow_redirects=False, trust_env=False,
+                                 timeout=httpx.Timeout(self.config.webhook_timeout),
+                                 limits=httpx.Limits(max_connections=self.concurrency,
+                                                     max_keepalive_connections=16))
+
+    def _webhook_deliverer(self, client: httpx.AsyncClient) -> Deliverer:
+        async def fetch(channel: str) -> dict[str, Any]:
+            raw = await self.db.call(SERVICE, None, "webhooks.signing_salts", channel,
+                                     self.config.webhook_secret_overlap)
+            return orjson.loads(raw)
+
+        def count(result: str) -> None:
+            self.results["webhook_" + result] += 1
+            if self._webhook_results is not None:
+                self._webhook_results.labels(result).inc()
+
+        config = self.config
+        return Deliverer(client, SecretCache(config.secret("WEBHOOK_SECRET_KEY"), fetch),
+                         public_only=config.webhooks_public_only, timeout=config.webhook_timeout,
+                         retry_base=config.webhook_retry_base_seconds, retry_cap=config.webhook_retry_cap_seconds,
+                         per_endpoint=config.webhook_endpoint_concurrency, on_result=count,
+                         max_wait=self.lease_seconds / 3, max_waiting=self.concurrency * 16)
+
+    async def _deliver_webhook(self, row: dict[str, Any]) -> None:
+        try:
+            result = await self.webhooks.deliver(row)
+        except asyncio.CancelledError:
+            raise
+        except DATABASE_ERRORS as exc:  # the secrets could not be read: try again soon, no attempt lost
+            result = {"id": row["id"], "status": None, "error": None, "defer": 2}
+            log.warning("worker_webhook_secrets_failed", error=type(exc).__name__)
+        except Exception as exc:  # a bad row must not stop the worker
+            result = {"id": row["id"], "status": None, "error": type(exc).__name__, "retry": True}
+        self._results.append(result)
+        self._inflight.pop(row["id"], None)
+        if len(self._results) >= 32:
+            self._results_ready.set()
+        if self._busy() <= self.concurrency // 2:
             self._wake.set()
 
     async def _deliver_batch(self, batch_url: str, rows: list[dict[str, Any]]) -> None:

@@ -1,6 +1,6 @@
 """Emissions per second end to end (risk item INSERT -> emission SUCCESS), and the peers.
 
-    .venv/bin/python bench/emissions.py [--items 2000] [--workers 1,2] [--api-workers 1]
+    .venv/bin/python bench/emissions.py [--items 2000] [--workers 1,2] [--api-workers 1] [--webhook-rounds 2]
 
 On a throwaway database (deployed with sqitch, dropped at the end) it starts the provider
 sandbox (answering at once), the API and 1 then 2 outbox workers as real processes, inserts
@@ -10,6 +10,10 @@ In the same run, on the same database:
   - procrastinate (PyPI) draining as many no-op jobs with 2 worker processes (the peer);
   - Graphile Worker (npm) draining as many no-op jobs, one process, 16 at once (the horizon);
   - pgbench running the equivalent SQL of one emission (claim + record SUCCESS), the ceiling.
+  - partner webhooks (issue 20): alternating rounds of items without a channel and items of a
+    channel with a webhook endpoint (the sandbox's receiver), timed until every emission is
+    SUCCESS and, with webhooks, every emission.succeeded is delivered; the cost per emission
+    is the difference of the two (wall and CPU), measured side by side.
 Prints rates, ratios, and the peak RSS (VmHWM) of the API and the workers.
 """
 from __future__ import annotations
@@ -111,6 +115,8 @@ def main() -> int:
     parser.add_argument("--api-workers", type=int, default=1,
                         help="N > 1: the emissions run again with `serve --workers N`, to show how the rate grows")
     parser.add_argument("--pgbench-seconds", type=int, default=10)
+    parser.add_argument("--webhook-rounds", type=int, default=2,
+                        help="alternating rounds without and with a webhook on every item (0: none)")
     parser.add_argument("--peer-concurrency", type=int, default=50,
                         help="procrastinate worker -c (50: its best of 1, 10, 50 here)")
     args = parser.parse_args()
@@ -127,7 +133,8 @@ def main() -> int:
         sandbox, api = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{api_port}"
         env = {**os.environ, "APP_ENV": "test", "LOG_LEVEL": "warning", "PORT": str(api_port),
                "DATABASE_URL": f"postgresql://insurance_app@{PG.split('@', 1)[1]}/{db}", "ADMIN_DATABASE_URL": admin_url,
-               "PUBLIC_BASE_URL": api, "SERVICE_ROLE_SECRET": "bench-" + "x" * 40}
+               "PUBLIC_BASE_URL": api, "SERVICE_ROLE_SECRET": "bench-" + "x" * 40,
+               "WEBHOOK_SECRET_KEY": "bench-webhooks-" + "x" * 40}
 
         def start(*cmd: str) -> subprocess.Popen:
             proc = subprocess.Popen([PY, "-m", "app", *cmd], env=env, cwd=ROOT, stdout=subprocess.DEVNULL)
@@ -148,7 +155,8 @@ def main() -> int:
             return [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
                                                "AND pid <> pg_backend_pid()")]
 
-        def run_emissions(label: str, n_workers: int) -> tuple[float, float]:
+        def run_emissions(label: str, n_workers: int, channel: str | None = None,
+                          cpu: dict[str, float] | None = None) -> tuple[float, float]:
             workers = [start("worker") for _ in range(n_workers)]
             time.sleep(1.5)  # imported, pool open, listening
             # Where the CPU goes, per emission: each process of the pipeline and PostgreSQL.
@@ -158,14 +166,18 @@ def main() -> int:
             db_before = cpu_seconds(backends())
             with conn.transaction():
                 ids = [r[0] for r in conn.execute(
-                    """INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
-                       SELECT %s, %s || n, 'travel', '{"name": "Ada Lovelace", "email": "ada@example.com"}'
-                         FROM generate_series(1, %s) n RETURNING id""", (pkg, label, args.items)).fetchall()]
+                    """INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant, insured_subject)
+                       SELECT %s, %s, %s || n, 'travel', '{"name": "Ada Lovelace", "email": "ada@example.com"}'
+                         FROM generate_series(1, %s) n RETURNING id""", (pkg, channel, label, args.items)).fetchall()]
                 conn.execute("""INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)
                                 SELECT unnest(%s::bigint[]), 'Ada Lovelace', 'ada@example.com', true, 100""", (ids,))
             t0 = time.perf_counter()
             wait_count(conn, "SELECT count(*) FROM insurance.integration_emissions WHERE risk_item_id BETWEEN %s AND %s "
                              "AND status = 'SUCCESS'", (min(ids), max(ids)), args.items)
+            if channel is not None:  # and every event at the partner
+                wait_count(conn, "SELECT count(*) FROM outbox.http_requests WHERE channel_id = %s "
+                                 "AND delivered_at IS NOT NULL AND (body #>> '{data,riskItemId}')::bigint BETWEEN %s AND %s",
+                           (channel, min(ids), max(ids)), args.items)
             elapsed = time.perf_counter() - t0
             used = {name: sum(t - before[name].get(pid, 0.0) for pid, t in cpu_seconds(pids).items())
                     for name, pids in groups.items()}
@@ -174,6 +186,8 @@ def main() -> int:
                 f"{name} {1e6 * sec / args.items:.0f} us" for name, sec in used.items())
                 + f"; total {1e6 * sum(used.values()) / args.items:.0f} us, wall {1e6 * elapsed / args.items:.0f} us",
                 flush=True)
+            if cpu is not None:
+                cpu.update(used)
             rss = max(peak_rss_mb(w.pid) for w in workers)
             for w in workers:
                 w.terminate()
@@ -181,6 +195,25 @@ def main() -> int:
                 procs.remove(w)
             return args.items / elapsed, rss
 
+        def webhook_rounds(run, n_workers: int) -> list[tuple[str, float, float]]:
+            """Alternating rounds: items of no channel, then items of a channel whose one webhook
+            (the sandbox's receiver) takes every event. [(kind, rate, CPU us per emission)]."""
+            import secrets as _secrets
+            channel = conn.execute(
+                "SELECT admin.create_channel('bench', 'bench-webhooks', '{v1}', %s, '{}', %s::jsonb) ->> 'id'",
+                (_secrets.token_bytes(32), '{"webhooks": ["%s/_sandbox/webhooks/bench"]}' % sandbox)).fetchone()[0]
+            conn.execute("SELECT admin.set_channel_packages('bench', %s, '{bench}')", (channel,))
+            conn.execute("SELECT admin.set_webhook_secret('bench', %s, %s)", (channel, _secrets.token_bytes(32)))
+            rounds = []
+            for r in range(args.webhook_rounds):
+                for kind, target in (("without", None), ("webhooks", channel)):
+                    cpu: dict[str, float] = {}
+                    rate, _ = run(f"wh{r}{kind}-", n_workers, target, cpu)
+                    rounds.append((kind, rate, 1e6 * sum(cpu.values()) / args.items))
+                    print(f"emissions {kind} webhooks, round {r + 1}, {n_workers} worker(s): {rate:8.0f}/s", flush=True)
+            return rounds
+
+        webhooks: list[tuple[str, float, float]] = []
         results: dict[tuple[int, int], tuple[float, float]] = {}
         api_rss: dict[int, list[float]] = {}
         for api_workers in sorted({1, args.api_workers}):
@@ -193,6 +226,8 @@ def main() -> int:
                 rate, rss = results[api_workers, n]
                 print(f"emissions, API x{api_workers}, {n} worker(s): {rate:8.0f}/s  (worker peak RSS {rss:.0f} MB)",
                       flush=True)
+            if api_workers == 1 and args.webhook_rounds:
+                webhooks = webhook_rounds(run_emissions, max(int(x) for x in args.workers.split(",")))
             api_rss[api_workers] = api_rss_mb(api_proc.pid)
             api_proc.terminate()
             api_proc.wait()
@@ -250,6 +285,14 @@ COMMIT;
                   f"{rate / graphile:4.2f} x Graphile Worker, {rate / tps:4.2f} x pgbench; worker peak RSS {rss:.0f} MB")
         for api_workers, peaks in api_rss.items():
             print(f"  API x{api_workers} peak RSS (each process): " + ", ".join(f"{mb:.0f} MB" for mb in peaks))
+        if webhooks:
+            def mean(kind: str, i: int) -> float:
+                values = [w[i] for w in webhooks if w[0] == kind]
+                return sum(values) / len(values)
+            plain, hooked = mean("without", 1), mean("webhooks", 1)
+            print(f"  webhooks on every item: {hooked:6.0f}/s vs {plain:6.0f}/s without "
+                  f"(ratio {hooked / plain:.2f}); cost per emission: wall {1e6 / hooked - 1e6 / plain:+.0f} us, "
+                  f"CPU {mean('webhooks', 2) - mean('without', 2):+.0f} us ({args.webhook_rounds} alternating rounds)")
         counts = [int(x) for x in args.workers.split(",")]
         if args.api_workers > 1:
             for n in counts:

@@ -36,7 +36,7 @@ sqitch verify "$TARGET"
 sqitch revert -y "$TARGET"
 leftover=$(psql -X -tA -U postgres -d "$DB" -c \
   "SELECT string_agg(nspname, ', ') FROM pg_namespace
-    WHERE nspname IN ('insurance', 'postsales', 'gateway', 'integrations', 'outbox', 'dashboard')")
+    WHERE nspname IN ('insurance', 'postsales', 'gateway', 'integrations', 'outbox', 'dashboard', 'webhooks')")
 [ -z "$leftover" ] || { echo "revert left schemas behind: $leftover"; exit 1; }
 sqitch deploy --verify "$TARGET"
 

@@ -103,6 +103,7 @@ def test_the_readme_walkthrough_runs_as_written_twice(tmp_path):
         integration = json.loads(line_after(out, "integration: "))      # 2. the policy reached the insurer
         assert integration["state"] == "SUCCESS" and integration["externalId"], integration
         assert json.loads(line_after(out, "PROVIDER_A received: "))["provider"] == "PROVIDER_A"
+        assert line_after(out, "partner webhook: ") == "emission.succeeded, verified: true"   # 2. signed, heard
         held = json.loads(line_after(out, "the holder's policies: "))   # 3. the holder sees it
         assert [(p["uid"], p["policy_uid"]) for p in held] == [(item, policy)], held
         page = line_after(out, "back-office: HTTP ")                   # 4. the search opens the policy

@@ -1,13 +1,15 @@
 """The partner gateway: /api/gateway/{v1,v2,ia/v1,ia/v2,integrations/v1,integrations/v2}.
 
 Every branch has a public authorize route and a protected validator; v1 and v2 add the
-risk items (v2 with keyset pagination). See auth.py for the tokens and the context that
+risk items (v2 with keyset pagination); the integrations branches add the channel's webhook
+deliveries (webhook_deliveries.py). See auth.py for the tokens and the context that
 the branch guards expose to handlers.
 """
 from __future__ import annotations
 
 from app.gateway.auth import Authorize, guard_for
 from app.gateway.resources import Channel, RiskItem, RiskItems, Validator
+from app.gateway.webhook_deliveries import WEBHOOK_BRANCHES, Redeliver, WebhookDeliveries
 
 PREFIX = "/api/gateway"
 # The branches, each with the secret that signs its tokens. The database's copy is the CHECK of
@@ -40,3 +42,6 @@ def add_routes(app, services) -> None:
         if branch in RISK_ITEM_BRANCHES:
             app.add_route(f"{base}/risk-items", RiskItems(channel, keyset=RISK_ITEM_BRANCHES[branch]))
             app.add_route(f"{base}/risk-items/{{uid}}", RiskItem(channel))
+        if branch in WEBHOOK_BRANCHES:
+            app.add_route(f"{base}/webhook-deliveries", WebhookDeliveries(channel, keyset=WEBHOOK_BRANCHES[branch]))
+            app.add_route(f"{base}/webhook-deliveries/{{id}}/redeliver", Redeliver(channel))

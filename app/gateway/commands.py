@@ -1,6 +1,10 @@
-"""`channels create | list | revoke | rotate | packages | branches`: partner channels and their API keys.
+"""`channels create | list | revoke | rotate | packages | branches | webhook-secret`: partner
+channels, their API keys and their webhook secrets.
 
 The API key is printed once, when created or rotated; the database keeps only its SHA-256.
+A channel whose IntegrationPayload has `webhooks` gets a webhook signing secret (`whsec_...`),
+printed once as `webhookSecret`; the database keeps only the salt it derives from
+(app/webhooks.py). `webhook-secret` rotates it: for WEBHOOK_SECRET_OVERLAP both are signed with.
 A channel sells only the packages it is given (`--package`; `channels packages` changes them).
 Each change goes through an admin.* SQL function, which writes its audit row.
 """
@@ -12,7 +16,9 @@ import secrets
 
 import orjson
 
-from app.cli import actor, add_actor, admin, command_group, json_object_arg, print_json
+from app.cli import (actor, add_actor, admin, admin_connection, command_group, config_or_exit, fail,
+                     json_object_arg, print_json)
+from app.db import call_admin
 from app.gateway import BRANCHES
 API_KEY_PREFIX = "ik_"
 
@@ -22,15 +28,58 @@ def new_api_key() -> tuple[str, bytes]:
     return key, hashlib.sha256(key.encode()).digest()
 
 
+def checked_payload(payload: dict | None) -> dict:
+    """The IntegrationPayload with its `webhooks` checked (app.webhooks.check_endpoints: absolute
+    URLs, at most 5; outside development and test https to public addresses only); exits 2 with
+    the rule broken."""
+    import asyncio
+
+    from app.webhooks import EndpointError, check_endpoints
+    payload = dict(payload or {})
+    if "webhooks" in payload:
+        try:
+            asyncio.run(check_endpoints(payload["webhooks"], config_or_exit().webhooks_public_only))
+        except EndpointError as exc:
+            fail(f"{exc.code}: {exc}", code=2)
+    return payload
+
+
+def new_webhook_secret() -> tuple[str, bytes]:
+    """A new webhook secret and the salt it derives from (only the salt is stored)."""
+    from app.webhooks import derive_secret, new_salt
+    salt = new_salt()
+    return derive_secret(config_or_exit().secret("WEBHOOK_SECRET_KEY"), salt), salt
+
+
 def create(args) -> int:
     """One SQL call: an unknown package or a name in use refuses the whole channel, and the
-    refusal stays in the audit log."""
+    refusal stays in the audit log. With webhooks, its secret is set in the same transaction."""
     key, key_hash = new_api_key()
     branches = list(dict.fromkeys(args.branch or ["v1"]))
-    row = admin("admin.create_channel", actor(args), args.name, branches, key_hash,
-                orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(args.integration_payload or {}).decode(),
-                list(dict.fromkeys(args.package or [])))
-    print_json({**row, "apiKey": key})
+    payload = checked_payload(args.integration_payload)
+    secret = None
+    with admin_connection() as conn:
+        row = call_admin(conn, "admin.create_channel", actor(args), args.name, branches, key_hash,
+                         orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(payload).decode(),
+                         list(dict.fromkeys(args.package or [])))
+        if "error" not in row and payload.get("webhooks"):
+            secret, salt = new_webhook_secret()
+            refused = call_admin(conn, "admin.set_webhook_secret", actor(args), row["id"], salt)
+            if "error" in refused:
+                conn.rollback()
+                row = refused
+    if "error" in row:
+        fail(row["message"])
+    print_json({**row, "apiKey": key, **({"webhookSecret": secret} if secret else {})})
+    return 0
+
+
+def webhook_secret(args) -> int:
+    """A new webhook secret for a channel, printed once; deliveries carry both signatures for
+    WEBHOOK_SECRET_OVERLAP, so the partner can switch without losing one."""
+    secret, salt = new_webhook_secret()
+    row = admin("admin.set_webhook_secret", actor(args), args.id, salt)
+    print_json({**row, "webhookSecret": secret})
     return 0
 
 
@@ -115,3 +164,8 @@ def register(subparsers) -> None:
                    help="a package the channel may sell; repeatable (none: it sells nothing)")
     add_actor(p)
     p.set_defaults(func=packages)
+    p = channels.add_parser("webhook-secret", help="give a channel a new webhook signing secret (printed once); "
+                                                   "both sign for WEBHOOK_SECRET_OVERLAP (24h)")
+    p.add_argument("--id", required=True, type=_uuid)
+    add_actor(p)
+    p.set_defaults(func=webhook_secret)

@@ -204,7 +204,8 @@ COMMENT ON FUNCTION dashboard._outbox_url(text) IS
   'Dashboard role.';
 -- list_outbox(dead, after_id, limit): outbox rows not delivered, oldest first, in keyset pages
 -- on id: the live ones (dead false) or the dead letters (dead true). {items[{id, url,
--- emissionId, attempts, deliverAfter, deadAt, leased, lastStatus, lastError, createdAt}], nextCursor}.
+-- emissionId, attempts, deliverAfter, deadAt, leased, lastStatus, lastError, createdAt, channelId (a partner
+-- webhook's channel), eventType}], nextCursor}.
 CREATE FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
@@ -217,10 +218,13 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
   SELECT jsonb_agg(jsonb_build_object(
-           'id', o.id, 'url', dashboard._outbox_url(o.url), 'emissionId', o.body -> 'emissionId',
+           'id', o.id, 'url', dashboard._outbox_url(o.url),
+           'emissionId', coalesce(o.body -> 'emissionId', CASE WHEN o.channel_id IS NOT NULL THEN o.body #> '{data,emissionId}' END),
            'attempts', o.attempts, 'deliverAfter', o.deliver_after, 'deadAt', o.dead_at,
            'leased', o.lease_until > pg_catalog.now(), 'lastStatus', o.last_status,
-           'lastError', left(o.last_error, 300), 'createdAt', o.created_at) ORDER BY o.id)
+           'lastError', left(o.last_error, 300), 'createdAt', o.created_at,
+           'channelId', o.channel_id,
+           'eventType', CASE WHEN o.channel_id IS NOT NULL THEN o.body ->> 'type' END) ORDER BY o.id)
     INTO _rows
     FROM (SELECT * FROM outbox.http_requests o
            WHERE o.delivered_at IS NULL AND (o.dead_at IS NOT NULL) = coalesce(_dead, false)

@@ -10,7 +10,8 @@
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- read_metrics: {outboxPending (live rows not delivered), outboxDead (dead letters), outboxOldestPendingAgeSeconds, outboxDead, emissions:
+-- read_metrics: {outboxPending (live rows not delivered), outboxDead (dead letters), outboxOldestPendingAgeSeconds,
+-- webhooksPending, webhooksOldestPendingAgeSeconds, webhooksDead (the partner webhook rows among them), emissions:
 -- [{status, provider, count}], retrySweepLastRunAt (epoch seconds or null), accountCeilingTrips
 -- ({kind: trips so far})}.
 -- outboxOldestPendingAgeSeconds: how long the most overdue undelivered row has been due
@@ -28,6 +29,12 @@ BEGIN
         SELECT min(r.deliver_after) FROM outbox.http_requests r
          WHERE r.delivered_at IS NULL AND r.dead_at IS NULL))), 0),
     'outboxDead', _outbox.dead,
+    'webhooksPending', (SELECT count(*) FROM outbox.http_requests r
+                         WHERE r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL),
+    'webhooksOldestPendingAgeSeconds', coalesce(greatest(0, extract(epoch FROM pg_catalog.now() - (
+        SELECT min(r.deliver_after) FROM outbox.http_requests r
+         WHERE r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL))), 0),
+    'webhooksDead', (SELECT count(*) FROM outbox.http_requests r WHERE r.dead_at IS NOT NULL AND r.channel_id IS NOT NULL),
     'emissions', insurance.fold_emission_counts(),
     'retrySweepLastRunAt', (SELECT extract(epoch FROM j.last_run_at) FROM insurance.job_runs j
                              WHERE j.job = 'retry_sweep'),
@@ -36,7 +43,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION insurance.read_metrics() IS
-  'Every database gauge of /metrics in one call: outbox pending/dead/oldest age, emission counts per '
+  'Every database gauge of /metrics in one call: outbox pending/dead/oldest age (all rows and partner webhooks), emission counts per '
   'status and provider, last retry sweep, account-wide ceiling trips by kind. Service role.';
 REVOKE ALL ON FUNCTION insurance.read_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION insurance.read_metrics() TO insurance_service, insurance_app;

@@ -25,7 +25,8 @@ CREATE TABLE outbox.http_requests (
   last_status   integer,
   last_error    text,
   created_at    timestamptz NOT NULL DEFAULT now(),
-  dead_at       timestamptz
+  dead_at       timestamptz,
+  channel_id    uuid                                  -- a partner webhook's channel (partner_webhooks)
 );
 COMMENT ON TABLE outbox.http_requests IS 'Outbound HTTP calls queued by the database, delivered by the worker';
 COMMENT ON COLUMN outbox.http_requests.url IS 'An absolute http(s) URL, or a path of this API (the worker adds base URL and service bearer)';
@@ -33,11 +34,18 @@ COMMENT ON COLUMN outbox.http_requests.deliver_after IS 'Not delivered before th
 COMMENT ON COLUMN outbox.http_requests.lease_until IS 'Set while a worker holds the row; an expired lease makes the row due again';
 COMMENT ON COLUMN outbox.http_requests.dead_at IS
   'Set when the delivery failed OUTBOX_MAX_ATTEMPTS times: never delivered again until an operator retries it';
+COMMENT ON COLUMN outbox.http_requests.channel_id IS
+  'The partner channel of a webhook delivery (its secret signs it, it lists it); NULL for every other call';
 -- Workers look for live undelivered rows in deliver_after order; dead rows have their own
 -- small index for the operator.
 CREATE INDEX http_requests_pending_idx ON outbox.http_requests (deliver_after)
   WHERE delivered_at IS NULL AND dead_at IS NULL;
 CREATE INDEX http_requests_dead_idx ON outbox.http_requests (id) WHERE dead_at IS NOT NULL;
+-- A partner lists its own webhook deliveries, newest first.
+CREATE INDEX http_requests_channel_idx ON outbox.http_requests (channel_id, id) WHERE channel_id IS NOT NULL;
+-- /metrics: the pending webhook deliveries and the oldest of them.
+CREATE INDEX http_requests_pending_webhook_idx ON outbox.http_requests (deliver_after)
+  WHERE channel_id IS NOT NULL AND delivered_at IS NULL AND dead_at IS NULL;
 -- The retry sweep asks "is a /retry of this emission still pending?".
 CREATE INDEX http_requests_pending_emission_idx ON outbox.http_requests (((body ->> 'emissionId')::bigint))
   WHERE delivered_at IS NULL AND body ? 'emissionId';

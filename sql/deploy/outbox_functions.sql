@@ -90,26 +90,34 @@ COMMENT ON FUNCTION outbox.is_final(integer) IS
   'True when a delivery answered with this HTTP status needs no retry (NULL: no answer came). Inlined; service role.';
 GRANT EXECUTE ON FUNCTION outbox.is_final(integer) TO insurance_service;
 
--- record_deliveries: the worker's results [{id, status, error, retry}]: a final answer delivers the row; any other
--- backs it off (2^attempts s, at most an hour), or makes it dead after max_attempts.
+-- record_deliveries: the worker's results [{id, status, error, retry, retryIn, defer}]: a final answer delivers the
+-- row; any other backs it off (retryIn seconds when the worker gives them, as it does for partner webhooks;
+-- else 2^attempts s, at most an hour), or makes it dead after max_attempts. `defer` (seconds) is no
+-- attempt: the row comes back that much later, its attempt uncounted (a webhook endpoint busy in this worker).
 CREATE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20)
 RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
   SELECT insurance.require_role('insurance_service');
   WITH res AS (
     SELECT (x ->> 'id')::bigint AS id, (x ->> 'status')::integer AS status, x ->> 'error' AS error,
-           outbox.is_final((x ->> 'status')::integer) AND NOT coalesce((x ->> 'retry')::boolean, false) AS final
+           outbox.is_final((x ->> 'status')::integer) AND NOT coalesce((x ->> 'retry')::boolean, false) AS final,
+           CASE WHEN x ? 'retryIn' THEN least(greatest((x ->> 'retryIn')::double precision, 0), 86400) END AS retry_in,
+           CASE WHEN x ? 'defer' THEN least(greatest((x ->> 'defer')::double precision, 0), 3600) END AS defer
       FROM pg_catalog.jsonb_array_elements(_results) AS x
   ), upd AS (
     UPDATE outbox.http_requests r
-       SET last_status = res.status,
-           last_error = pg_catalog.left(res.error, 500),
+       SET last_status = CASE WHEN res.defer IS NULL THEN res.status ELSE r.last_status END,
+           last_error = CASE WHEN res.defer IS NULL THEN pg_catalog.left(res.error, 500) ELSE r.last_error END,
            lease_until = NULL, leased_by = NULL,
-           delivered_at = CASE WHEN res.final THEN pg_catalog.now() END,
-           dead_at = CASE WHEN NOT res.final AND r.attempts >= _max_attempts THEN pg_catalog.now() END,
-           deliver_after = CASE WHEN res.final OR r.attempts >= _max_attempts THEN r.deliver_after
-                                ELSE pg_catalog.now() + pg_catalog.make_interval(
-                                       secs => least(3600, power(2, least(r.attempts, 12)))) END
+           attempts = CASE WHEN res.defer IS NULL THEN r.attempts ELSE greatest(r.attempts - 1, 0) END,
+           delivered_at = CASE WHEN res.defer IS NULL AND res.final THEN pg_catalog.now() END,
+           dead_at = CASE WHEN res.defer IS NULL AND NOT res.final AND r.attempts >= _max_attempts
+                          THEN pg_catalog.now() END,
+           deliver_after = CASE WHEN res.defer IS NOT NULL
+                                THEN pg_catalog.now() + pg_catalog.make_interval(secs => res.defer)
+                                WHEN res.final OR r.attempts >= _max_attempts THEN r.deliver_after
+                                ELSE pg_catalog.now() + pg_catalog.make_interval(secs => coalesce(res.retry_in,
+                                       least(3600, power(2, least(r.attempts, 12))))) END
       FROM res
      WHERE r.id = res.id AND r.leased_by = _worker AND r.delivered_at IS NULL
     RETURNING r.delivered_at
@@ -117,8 +125,9 @@ LANGUAGE sql SET search_path = '' AS $$
   SELECT count(*) FILTER (WHERE delivered_at IS NOT NULL)::integer FROM upd
 $$;
 COMMENT ON FUNCTION outbox.record_deliveries(text, jsonb, integer) IS
-  'Records the worker''s results [{id, status, error, retry}] on rows it leases: delivered, backed off, or dead after '
-  'max_attempts; returns how many were delivered. The worker (service role).';
+  'Records the worker''s results [{id, status, error, retry, retryIn, defer}] on rows it leases: delivered, backed off '
+  '(retryIn seconds, else 2^attempts), dead after max_attempts, or deferred uncounted; returns how many were delivered. '
+  'The worker (service role).';
 GRANT EXECUTE ON FUNCTION outbox.record_deliveries(text, jsonb, integer) TO insurance_service, insurance_app;
 
 -- release: give rows leased by `worker` back to the queue at once (a clean shutdown).
@@ -143,7 +152,8 @@ LANGUAGE sql STABLE SET search_path = '' AS $$
   SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
            'id', r.id, 'method', r.method, 'url', r.url, 'body', r.body, 'attempts', r.attempts,
            'deliverAfter', r.deliver_after, 'deadAt', r.dead_at, 'leasedBy', r.leased_by,
-           'lastStatus', r.last_status, 'lastError', r.last_error, 'createdAt', r.created_at)
+           'lastStatus', r.last_status, 'lastError', r.last_error, 'createdAt', r.created_at,
+           'channelId', r.channel_id)
            ORDER BY r.id DESC), '[]')
     FROM (SELECT * FROM outbox.http_requests r
            WHERE r.delivered_at IS NULL AND (NOT _dead OR r.dead_at IS NOT NULL)

@@ -1,6 +1,6 @@
 -- Verify insurance:outbox on pg
 SELECT id, method, url, headers, body, deliver_after, attempts, lease_until, leased_by,
-       delivered_at, last_status, last_error, created_at, dead_at
+       delivered_at, last_status, last_error, created_at, dead_at, channel_id
   FROM outbox.http_requests WHERE false;
 SELECT url, batch_url FROM outbox.batch_routes WHERE false;
 SELECT 'outbox._mark_batch()'::regprocedure;

@@ -1,0 +1,297 @@
+-- Deploy insurance:partner_webhooks to pg
+-- requires: channels
+-- requires: risk_items
+-- requires: integration_emissions
+-- requires: outbox_functions
+-- requires: audit_log
+-- requires: admin_commands
+-- requires: rate_limits
+-- requires: request_identity
+-- Partners hear back (issue 20): a channel's webhook secret (a salt; the secret itself is
+-- derived from it with WEBHOOK_SECRET_KEY, which only the processes hold), the events of its
+-- items' sales emissions written to the outbox by a trigger in the transaction that records
+-- the emission's state, and the partner's and the operator's views of the deliveries.
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+CREATE SCHEMA webhooks;
+COMMENT ON SCHEMA webhooks IS 'Partner webhooks: signing salts, the events of emissions, their deliveries';
+GRANT USAGE ON SCHEMA webhooks TO insurance_service, insurance_app;
+
+CREATE TABLE webhooks.secrets (
+  channel_id    uuid PRIMARY KEY REFERENCES insurance.channels (id) ON DELETE CASCADE,
+  salt          bytea NOT NULL CHECK (octet_length(salt) = 32),
+  previous_salt bytea CHECK (octet_length(previous_salt) = 32),
+  rotated_at    timestamptz,
+  created_at    timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE webhooks.secrets IS
+  'A channel''s webhook signing secret as a salt: secret = HMAC-SHA256(WEBHOOK_SECRET_KEY, salt) (app/webhooks.py); no role reads it but through webhooks.signing_salts';
+COMMENT ON COLUMN webhooks.secrets.salt IS 'The current secret''s salt (32 random bytes)';
+COMMENT ON COLUMN webhooks.secrets.previous_salt IS 'The salt before the last rotation: it still signs for WEBHOOK_SECRET_OVERLAP after rotated_at';
+COMMENT ON COLUMN webhooks.secrets.rotated_at IS 'When the secret was last rotated (NULL: never)';
+COMMENT ON COLUMN webhooks.secrets.created_at IS 'When the channel first had a webhook secret';
+
+-- _endpoints(payload, type): the urls of an IntegrationPayload's webhooks that take events of
+-- `type` (a string entry takes every event; an object its "events", every event without).
+CREATE FUNCTION webhooks._endpoints(_payload jsonb, _type text) RETURNS SETOF text
+LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
+  SELECT CASE WHEN pg_catalog.jsonb_typeof(w) = 'string' THEN w #>> '{}' ELSE w ->> 'url' END
+    FROM pg_catalog.jsonb_array_elements(CASE WHEN pg_catalog.jsonb_typeof(_payload -> 'webhooks') = 'array'
+                                              THEN _payload -> 'webhooks' ELSE '[]' END) AS x(w)
+   WHERE pg_catalog.jsonb_typeof(w) = 'string'
+      OR (pg_catalog.jsonb_typeof(w) = 'object' AND pg_catalog.jsonb_typeof(w -> 'url') = 'string'
+          AND (NOT w ? 'events' OR w -> 'events' ? _type))
+$$;
+COMMENT ON FUNCTION webhooks._endpoints(jsonb, text) IS
+  'Takes an IntegrationPayload and an event type; returns the urls of its webhooks subscribed to that type. Private helper of _emission_event.';
+REVOKE ALL ON FUNCTION webhooks._endpoints(jsonb, text) FROM PUBLIC;
+
+-- _emission_event(): AFTER INSERT OR UPDATE OF attempts on insurance.integration_emissions,
+-- for the sales dispatch: when an outcome was recorded (attempts grew), the event
+-- emission.succeeded, emission.failed or emission.abandoned goes to every endpoint of the
+-- item's channel that takes it, one outbox row each with its webhook-id. Same transaction as
+-- the state: the event exists if and only if the state was recorded.
+CREATE FUNCTION webhooks._emission_event() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _item record;
+  _payload jsonb;
+  _type text;
+  _error jsonb;
+  _body jsonb;
+  _url text;
+  _sent boolean := false;
+BEGIN
+  SELECT r.uid, r.policy_uid, r.channel_id INTO _item FROM insurance.risk_items r WHERE r.id = NEW.risk_item_id;
+  IF _item.channel_id IS NULL THEN
+    RETURN NULL;
+  END IF;
+  SELECT c.integration_payload INTO _payload FROM insurance.channels c
+   WHERE c.id = _item.channel_id AND c.active
+     AND EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = c.id);
+  IF _payload IS NULL THEN
+    RETURN NULL;
+  END IF;
+  _type := CASE NEW.status WHEN 'SUCCESS' THEN 'emission.succeeded' WHEN 'FAILED' THEN 'emission.failed'
+                           ELSE 'emission.abandoned' END;
+  IF NEW.status <> 'SUCCESS' THEN
+    -- What holders see in metadata.integration: a code and a generic message.
+    _error := pg_catalog.jsonb_build_object(
+      'code', coalesce(NEW.error_history -> -1 ->> 'code', 'UNKNOWN'),
+      'message', CASE WHEN NEW.status = 'FAILED' THEN 'The insurer could not take the policy yet; it will be retried.'
+                      ELSE 'The insurer did not take the policy.' END);
+  END IF;
+  _body := pg_catalog.jsonb_build_object(
+    'type', _type, 'timestamp', pg_catalog.now(),
+    'data', pg_catalog.jsonb_build_object(
+      'emissionId', NEW.id, 'riskItemId', NEW.risk_item_id, 'riskItemUid', _item.uid,
+      'policyUid', _item.policy_uid, 'provider', NEW.provider, 'event', NEW.event, 'status', NEW.status,
+      'externalId', NEW.external_id, 'attempts', NEW.attempts, 'nextRetryAt', NEW.next_retry_at,
+      'error', _error));
+  FOR _url IN SELECT e.url FROM webhooks._endpoints(_payload, _type) WITH ORDINALITY AS e(url, n)
+                WHERE e.url ~ '^https?://' GROUP BY e.url ORDER BY min(e.n) LOOP
+    INSERT INTO outbox.http_requests (url, body, headers, channel_id)
+    VALUES (_url, _body, pg_catalog.jsonb_build_object(
+              'webhook-id', 'msg_' || pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''),
+              'X-Outbox-Webhook', _item.channel_id),
+            _item.channel_id);
+    _sent := true;
+  END LOOP;
+  IF _sent THEN
+    PERFORM pg_catalog.pg_notify('outbox', '');
+  END IF;
+  RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION webhooks._emission_event() IS
+  'Trigger of integration_emissions (sales dispatch, an outcome recorded): queues the emission.* event for each endpoint of the item''s channel that takes it. Returns NULL (AFTER trigger).';
+REVOKE ALL ON FUNCTION webhooks._emission_event() FROM PUBLIC;
+
+-- An outcome recorded: a first one (INSERT) or one more attempt (a dashboard retry that
+-- resets attempts to 0 records nothing, and sends nothing).
+CREATE TRIGGER integration_emissions_webhook_insert AFTER INSERT ON insurance.integration_emissions
+  FOR EACH ROW WHEN (NEW.event = 'SALES_DISPATCH' AND NEW.attempts > 0)
+  EXECUTE FUNCTION webhooks._emission_event();
+CREATE TRIGGER integration_emissions_webhook_update AFTER UPDATE OF attempts ON insurance.integration_emissions
+  FOR EACH ROW WHEN (NEW.event = 'SALES_DISPATCH' AND NEW.attempts > OLD.attempts)
+  EXECUTE FUNCTION webhooks._emission_event();
+
+-- signing_salts(channel, overlap_seconds): {"salts": [hex]}: the channel's current salt, then the
+-- previous one while its rotation is younger than overlap_seconds; [] without a secret or for
+-- a revoked channel. The worker derives the secrets from them.
+CREATE FUNCTION webhooks.signing_salts(_channel uuid, _overlap_seconds integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _s webhooks.secrets;
+BEGIN
+  PERFORM insurance.require_role('insurance_service');
+  SELECT s.* INTO _s FROM webhooks.secrets s JOIN insurance.channels c ON c.id = s.channel_id
+   WHERE s.channel_id = _channel AND c.active;
+  IF NOT FOUND THEN
+    RETURN '{"salts": []}';
+  END IF;
+  RETURN pg_catalog.jsonb_build_object('salts',
+    CASE WHEN _s.previous_salt IS NOT NULL
+              AND _s.rotated_at > pg_catalog.now() - pg_catalog.make_interval(secs => greatest(_overlap_seconds, 0))
+         THEN pg_catalog.jsonb_build_array(pg_catalog.encode(_s.salt, 'hex'), pg_catalog.encode(_s.previous_salt, 'hex'))
+         ELSE pg_catalog.jsonb_build_array(pg_catalog.encode(_s.salt, 'hex')) END);
+END
+$$;
+COMMENT ON FUNCTION webhooks.signing_salts(uuid, integer) IS
+  'Takes a channel id and WEBHOOK_SECRET_OVERLAP in seconds; returns {"salts": [hex, ...]}, newest first ([] without a secret or when revoked). Service role (the worker) only.';
+REVOKE ALL ON FUNCTION webhooks.signing_salts(uuid, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION webhooks.signing_salts(uuid, integer) TO insurance_service, insurance_app;
+
+-- set_webhook_secret(actor, channel, salt): the channel's new secret salt (the old one kept as
+-- previous_salt, rotated_at now); audited as channels.webhook_secret. {id, name, rotated} or
+-- a refusal {error: CHANNEL_NOT_FOUND | CHANNEL_REVOKED, message}.
+CREATE FUNCTION admin.set_webhook_secret(_actor text, _id uuid, _salt bytea) RETURNS jsonb
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _channel insurance.channels;
+  _rotated boolean;
+BEGIN
+  SELECT * INTO _channel FROM insurance.channels c WHERE c.id = _id;
+  IF NOT FOUND THEN
+    RETURN admin._refused(_actor, 'channels.webhook_secret', pg_catalog.jsonb_build_array(_id), 'CHANNEL_NOT_FOUND',
+                          pg_catalog.format('no channel with id %s', _id));
+  ELSIF NOT _channel.active THEN
+    RETURN admin._refused(_actor, 'channels.webhook_secret', pg_catalog.jsonb_build_array(_id), 'CHANNEL_REVOKED',
+                          pg_catalog.format('channel %s is revoked', _id));
+  END IF;
+  _rotated := EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = _id);
+  INSERT INTO webhooks.secrets AS s (channel_id, salt) VALUES (_id, _salt)
+  ON CONFLICT (channel_id) DO UPDATE
+     SET previous_salt = s.salt, salt = excluded.salt, rotated_at = pg_catalog.now();
+  PERFORM insurance.record_audit(_actor, 'channels.webhook_secret', pg_catalog.jsonb_build_array(_id), 'ok',
+                                 pg_catalog.jsonb_build_object('rotated', _rotated));
+  RETURN pg_catalog.jsonb_build_object('id', _channel.id, 'name', _channel.name, 'rotated', _rotated);
+END
+$$;
+COMMENT ON FUNCTION admin.set_webhook_secret(text, uuid, bytea) IS
+  'Takes the actor, a channel id and 32 random bytes; sets the channel''s webhook secret salt (the previous one signs on for the overlap) and audits channels.webhook_secret; returns {id, name, rotated} or refuses CHANNEL_NOT_FOUND / CHANNEL_REVOKED. Operators.';
+REVOKE ALL ON FUNCTION admin.set_webhook_secret(text, uuid, bytea) FROM PUBLIC;
+
+-- _delivery_json(row): the partner's view of one delivery.
+CREATE FUNCTION webhooks._delivery_json(_r outbox.http_requests) RETURNS jsonb
+LANGUAGE sql STABLE SET search_path = '' AS $$
+  SELECT pg_catalog.jsonb_build_object(
+    'id', _r.id, 'eventId', _r.headers ->> 'webhook-id', 'type', _r.body ->> 'type', 'url', _r.url,
+    'riskItemUid', _r.body #>> '{data,riskItemUid}', 'policyUid', _r.body #>> '{data,policyUid}',
+    'status', CASE WHEN _r.delivered_at IS NOT NULL THEN 'delivered'
+                   WHEN _r.dead_at IS NOT NULL THEN 'dead'
+                   WHEN _r.last_status IS NOT NULL OR _r.last_error IS NOT NULL THEN 'failing'
+                   ELSE 'pending' END,
+    'attempts', _r.attempts, 'lastHttpStatus', _r.last_status,
+    'nextTryAt', CASE WHEN _r.delivered_at IS NULL AND _r.dead_at IS NULL THEN _r.deliver_after END,
+    'deliveredAt', _r.delivered_at, 'createdAt', _r.created_at)
+$$;
+COMMENT ON FUNCTION webhooks._delivery_json(outbox.http_requests) IS
+  'Takes a webhook outbox row; returns the partner''s view of it {id, eventId, type, url, riskItemUid, policyUid, status, attempts, lastHttpStatus, nextTryAt, deliveredAt, createdAt}. Private helper.';
+REVOKE ALL ON FUNCTION webhooks._delivery_json(outbox.http_requests) FROM PUBLIC;
+
+-- list_webhook_deliveries(limit, from, to): the calling channel's deliveries, newest first,
+-- rows from..to (at most 100): {items, from, to}.
+CREATE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply;
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
+BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  IF _from IS NULL OR _to IS NULL OR _from < 0 OR _to < _from OR _to - _from >= 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'the window needs 0 <= from <= to and at most 100 items',
+                          DETAIL = 'INVALID_WINDOW';
+  END IF;
+  _reply := gateway.admit(_limit);
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  SELECT pg_catalog.jsonb_build_object(
+           'items', coalesce(pg_catalog.jsonb_agg(webhooks._delivery_json(r) ORDER BY r.id DESC), '[]'),
+           'from', _from, 'to', _to)::text
+    INTO _reply.data
+    FROM (SELECT * FROM outbox.http_requests o WHERE o.channel_id = _channel
+           ORDER BY o.id DESC OFFSET _from LIMIT _to - _from + 1) r;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) IS
+  'Takes the rate limit and a window from..to (at most 100); returns the calling channel''s webhook deliveries newest first as {items, from, to} in a gateway.reply; raises PT400 INVALID_WINDOW. Channel role only.';
+REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) TO insurance_channel, insurance_app;
+
+-- page_webhook_deliveries(limit, page_size, before): keyset pages, newest first: deliveries
+-- older than `before` (NULL: from the newest), {items, nextCursor} (the last id as 8 bytes in
+-- unpadded base64url, NULL on the last page), as gateway.page_risk_items.
+CREATE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply;
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
+  _items jsonb;
+  _more boolean;
+  _last bigint;
+BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  IF _page_size IS NULL OR _page_size NOT BETWEEN 1 AND 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be from 1 to 100', DETAIL = 'INVALID_PAGINATION';
+  END IF;
+  _reply := gateway.admit(_limit);
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  WITH page AS (
+    SELECT o AS d, o.id, pg_catalog.row_number() OVER (ORDER BY o.id DESC) AS n
+      FROM outbox.http_requests o
+     WHERE o.channel_id = _channel AND (_before IS NULL OR o.id < _before)
+     ORDER BY o.id DESC LIMIT _page_size + 1)
+  SELECT coalesce(pg_catalog.jsonb_agg(webhooks._delivery_json(p.d) ORDER BY p.id DESC) FILTER (WHERE p.n <= _page_size), '[]'),
+         count(*) > _page_size, min(p.id) FILTER (WHERE p.n <= _page_size)
+    INTO _items, _more, _last
+    FROM page p;
+  _reply.data := pg_catalog.jsonb_build_object(
+    'items', _items,
+    'nextCursor', CASE WHEN _more THEN pg_catalog.rtrim(pg_catalog.translate(pg_catalog.encode(
+                                         pg_catalog.int8send(_last), 'base64'), '+/', '-_'), '=') END)::text;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) IS
+  'Takes the rate limit, a page size (1-100) and the id to start before (NULL: newest); returns the calling channel''s webhook deliveries newest first as {items, nextCursor} in a gateway.reply; raises PT400 INVALID_PAGINATION. Channel role only.';
+REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) TO insurance_channel, insurance_app;
+
+-- redeliver_webhook(limit, id): the calling channel's delivery `id` queued again as a new
+-- delivery (same url, body and webhook-id), due now; the new delivery's view.
+CREATE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply;
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
+  _new outbox.http_requests;
+BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  INSERT INTO outbox.http_requests (url, body, headers, channel_id)
+  SELECT o.url, o.body, o.headers, o.channel_id FROM outbox.http_requests o
+   WHERE o.id = _id AND o.channel_id = _channel
+  RETURNING * INTO _new;
+  IF _new.id IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'webhook delivery not found', DETAIL = 'WEBHOOK_DELIVERY_NOT_FOUND';
+  END IF;
+  PERFORM pg_catalog.pg_notify('outbox', '');
+  _reply.data := webhooks._delivery_json(_new)::text;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint) IS
+  'Takes the rate limit and a delivery id; queues the calling channel''s delivery again (same event and webhook-id) and returns the new delivery in a gateway.reply; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
+REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint) TO insurance_channel, insurance_app;
+
+COMMIT;
