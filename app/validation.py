@@ -183,6 +183,22 @@ def positive_id(value: Any, field: str) -> int:
     return value
 
 
+def id_and_uid(raw_id: Any, raw_uid: Any, id_field: str, uid_field: str) -> tuple[int | None, uuid.UUID | None]:
+    """A risk item named in a JSON body by its integer id, its uid, or both (the SQL checks that
+    both name the same item): (id or None, uid or None), each well formed when given."""
+    item_id = item_uid = None
+    if raw_id is not None:
+        item_id = positive_id(raw_id, id_field)
+    if raw_uid is not None:
+        try:
+            item_uid = uuid.UUID(raw_uid) if isinstance(raw_uid, str) else None
+        except ValueError:
+            pass
+        if item_uid is None:
+            raise invalid(uid_field, "must be the item's UUID")
+    return item_id, item_uid
+
+
 def text_param(req: falcon.Request, name: str, max_length: int, min_length: int = 1) -> str | None:
     """A query parameter of text: no NUL, no unpaired surrogate, min..max characters."""
     raw = req.get_param(name)

@@ -106,6 +106,22 @@ def decode_cursor(cursor: str) -> int:
     return int.from_bytes(raw, "big", signed=True)
 
 
+def parse_page(req: falcon.Request) -> tuple[int, int | None] | None:
+    """A v2 keyset page, (limit, the id its cursor names or None), or None when the request
+    asks for a from/to window instead; both at once is INVALID_PAGINATION."""
+    if not (req.has_param("limit") or req.has_param("cursor")):
+        return None
+    if req.has_param("from") or req.has_param("to"):
+        raise bad_request("use either from/to or limit/cursor", "INVALID_PAGINATION")
+    limit = integer(req.get_param("limit"), "limit")
+    limit = DEFAULT_WINDOW if limit is None else limit
+    if not 1 <= limit <= MAX_WINDOW:
+        raise bad_request(f"limit must be from 1 to {MAX_WINDOW}", "INVALID_PAGINATION",
+                          {"limit": limit, "max": MAX_WINDOW})
+    cursor = req.get_param("cursor")
+    return limit, (decode_cursor(cursor) if cursor is not None else None)
+
+
 # ---------------------------------------------------------------- risk items
 
 @falcon.before(bearer)
@@ -118,16 +134,9 @@ class RiskItems(_Protected):
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         policy = _policy_param(req)
-        if self.keyset and (req.has_param("limit") or req.has_param("cursor")):
-            if req.has_param("from") or req.has_param("to"):
-                raise bad_request("use either from/to or limit/cursor", "INVALID_PAGINATION")
-            limit = integer(req.get_param("limit"), "limit")
-            limit = DEFAULT_WINDOW if limit is None else limit
-            if not 1 <= limit <= MAX_WINDOW:
-                raise bad_request(f"limit must be from 1 to {MAX_WINDOW}", "INVALID_PAGINATION",
-                                  {"limit": limit, "max": MAX_WINDOW})
-            cursor = req.get_param("cursor")
-            after = decode_cursor(cursor) if cursor is not None else None
+        page = parse_page(req) if self.keyset else None
+        if page:
+            limit, after = page
             reply = await self.channel.call(req, "gateway.page_risk_items", limit, after, policy)
         else:
             start, end = parse_window(req)

@@ -9,9 +9,8 @@ from __future__ import annotations
 import falcon
 
 from app.auth import bearer
-from app.errors import bad_request
-from app.gateway.resources import DEFAULT_WINDOW, MAX_WINDOW, _Protected, answer, decode_cursor, parse_window
-from app.validation import integer, path_id
+from app.gateway.resources import _Protected, answer, parse_page, parse_window
+from app.validation import path_id
 
 WEBHOOK_BRANCHES = {"integrations/v1": False, "integrations/v2": True}  # branch -> keyset pagination
 
@@ -25,16 +24,9 @@ class WebhookDeliveries(_Protected):
         self.keyset = keyset
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if self.keyset and (req.has_param("limit") or req.has_param("cursor")):
-            if req.has_param("from") or req.has_param("to"):
-                raise bad_request("use either from/to or limit/cursor", "INVALID_PAGINATION")
-            limit = integer(req.get_param("limit"), "limit")
-            limit = DEFAULT_WINDOW if limit is None else limit
-            if not 1 <= limit <= MAX_WINDOW:
-                raise bad_request(f"limit must be from 1 to {MAX_WINDOW}", "INVALID_PAGINATION",
-                                  {"limit": limit, "max": MAX_WINDOW})
-            cursor = req.get_param("cursor")
-            before = decode_cursor(cursor) if cursor is not None else None
+        page = parse_page(req) if self.keyset else None
+        if page:
+            limit, before = page
             reply = await self.channel.call(req, "gateway.page_webhook_deliveries", limit, before)
         else:
             start, end = parse_window(req)

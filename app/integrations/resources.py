@@ -8,7 +8,6 @@ and 409 EMISSION_IN_PROGRESS while another call holds the key (the worker retrie
 """
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import falcon
@@ -17,7 +16,7 @@ from app.auth import bearer
 from app.errors import ApiError, bad_request
 from app.orchestrator.pipeline import SALES_DISPATCH
 from app.responses import send
-from app.validation import invalid, json_object, positive_id as _id
+from app.validation import id_and_uid, invalid, json_object, positive_id as _id
 
 
 def _send(resp: falcon.Response, data: dict[str, Any]) -> None:
@@ -47,19 +46,11 @@ def dispatch_spec(body: dict[str, Any]) -> dict[str, Any]:
     record = body.get("record", body)
     if not isinstance(record, dict):
         raise bad_request("record must be an object", details={"field": "record"})
-    item_id = item_uid = None
-    if record.get("id") is not None:
-        item_id = _id(record["id"], "record.id")
-    if record.get("uid") is not None:
-        try:
-            item_uid = str(uuid.UUID(record["uid"])) if isinstance(record["uid"], str) else None
-        except ValueError:
-            pass
-        if item_uid is None:
-            raise invalid("record.uid", "must be the item's UUID")
+    item_id, item_uid = id_and_uid(record.get("id"), record.get("uid"), "record.id", "record.uid")
     if item_id is None and item_uid is None:
         raise invalid("record.id", "is required (or record.uid)")
-    return {"riskItemId": item_id, "riskItemUid": item_uid, "provider": None, "event": SALES_DISPATCH}
+    return {"riskItemId": item_id, "riskItemUid": item_uid and str(item_uid), "provider": None,
+            "event": SALES_DISPATCH}
 
 
 def dispatch_v2_spec(body: dict[str, Any]) -> dict[str, Any]:

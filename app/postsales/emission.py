@@ -17,7 +17,7 @@ import falcon
 from app.auth import bearer
 from app.errors import ApiError
 from app.responses import send
-from app.validation import invalid, json_object, positive_id
+from app.validation import id_and_uid, invalid, json_object
 
 PATH = "/api/integrations/post-sales"
 
@@ -25,16 +25,7 @@ PATH = "/api/integrations/post-sales"
 def item_reference(body: dict[str, Any]) -> tuple[int | None, uuid.UUID | None]:
     """(id, uid) of the StandardRiskItem in the body; at least one, each well formed."""
     raw_id, raw_uid = body.get("id"), body.get("uid")
-    item_id = item_uid = None
-    if raw_id is not None:
-        item_id = positive_id(raw_id, "id")
-    if raw_uid is not None:
-        try:
-            item_uid = uuid.UUID(raw_uid) if isinstance(raw_uid, str) else None
-        except ValueError:
-            pass
-        if item_uid is None:
-            raise invalid("uid", "must be the item's UUID")
+    item_id, item_uid = id_and_uid(raw_id, raw_uid, "id", "uid")
     if item_id is None and item_uid is None:
         raise invalid("uid", "is required (or the item's id)")
     return item_id, item_uid
