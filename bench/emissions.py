@@ -200,9 +200,8 @@ def main() -> int:
             (the sandbox's receiver) takes every event. [(kind, rate, CPU us per emission)]."""
             import secrets as _secrets
             channel = conn.execute(
-                "SELECT admin.create_channel('bench', 'bench-webhooks', '{v1}', %s, '{}', %s::jsonb) ->> 'id'",
+                "SELECT admin.create_channel('bench', 'bench-webhooks', '{v1}', %s, '{}', %s::jsonb, '{bench}') ->> 'id'",
                 (_secrets.token_bytes(32), '{"webhooks": ["%s/_sandbox/webhooks/bench"]}' % sandbox)).fetchone()[0]
-            conn.execute("SELECT admin.set_channel_packages('bench', %s, '{bench}')", (channel,))
             conn.execute("SELECT admin.set_webhook_secret('bench', %s, %s)", (channel, _secrets.token_bytes(32)))
             rounds = []
             for r in range(args.webhook_rounds):

@@ -40,18 +40,21 @@ COMMENT ON FUNCTION dashboard._emission_json(insurance.integration_emissions, in
 -- role may not read itself (packages and channels hold no dashboard policy; a channel row
 -- holds its key hash): {package {id, uid, name}, channel {id, name} | null, beneficiaries[]}.
 CREATE FUNCTION dashboard._risk_item_context(_risk_item_id bigint) RETURNS jsonb
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
-  SELECT pg_catalog.jsonb_build_object(
-           'package', pg_catalog.jsonb_build_object('id', p.id, 'uid', p.uid, 'name', p.name),
-           'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END,
-           'beneficiaries', coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-                                        'id', b.id, 'name', b.name, 'email', b.email, 'relationship', b.relationship,
-                                        'share', b.share, 'isHolder', b.is_holder) ORDER BY b.is_holder DESC, b.id)
-                                        FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]'))
-    FROM insurance.risk_items r
-    JOIN insurance.packages p ON p.id = r.package_id
-    LEFT JOIN insurance.channels c ON c.id = r.channel_id
-   WHERE r.id = _risk_item_id
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  -- plpgsql, not SQL: a SQL function with a SET clause is planned again at every call, a
+  -- plpgsql body keeps its plan for the session (tRPC byRiskItem calls it every time).
+  RETURN (
+    SELECT pg_catalog.jsonb_build_object(
+             'package', pg_catalog.jsonb_build_object('id', p.id, 'uid', p.uid, 'name', p.name),
+             'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END,
+             'beneficiaries', coalesce((SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.is_holder DESC, b.id)
+                                          FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]'))
+      FROM insurance.risk_items r
+      JOIN insurance.packages p ON p.id = r.package_id
+      LEFT JOIN insurance.channels c ON c.id = r.channel_id
+     WHERE r.id = _risk_item_id);
+END
 $$;
 COMMENT ON FUNCTION dashboard._risk_item_context(bigint) IS
   'The package {id, uid, name}, channel {id, name} (null: made by an operator) and beneficiaries of risk item '
