@@ -30,11 +30,8 @@ import psycopg  # noqa: E402
 
 from bench import lib  # noqa: E402
 
-TARGET_RATIO = 0.7  # the reads of the guide: at least 0.7 of the bare SELECT
-P99_GOAL = 2.0    # its p99 at most twice the bare endpoint's, same run
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
-TICK = os.sysconf("SC_CLK_TCK")
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
 
 
@@ -60,37 +57,6 @@ def seed(admin_url: str) -> dict:
                    ON CONFLICT (package_id, policy_uid) DO NOTHING""", (package, channel, f"BENCH-{name}", count))
         item_id = conn.execute("SELECT id FROM insurance.risk_items WHERE policy_uid = 'BENCH-one-1'").fetchone()[0]
     return {"keys": keys, "item_id": item_id}
-
-
-def cpu_seconds(pids: list[int]) -> dict[int, float]:
-    """utime + stime of each process, in seconds (processes that ended are left out)."""
-    found = {}
-    for pid in pids:
-        try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        found[pid] = (int(fields[11]) + int(fields[12])) / TICK
-    return found
-
-
-def backends(user: str) -> list[int]:
-    with psycopg.connect(lib.ADMIN_URL, autocommit=True) as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND usename = %s AND pid <> pg_backend_pid()",
-            (lib.BENCH_DB, user))]
-
-
-def measured(name: str, url: str, headers: dict, server: lib.Server, db_user: str,
-             **run) -> tuple[lib.Load, tuple[float, float]]:
-    """wrk against url, and the CPU microseconds per request of the server and of its backends."""
-    before = cpu_seconds([server.process.pid, *backends(db_user)])
-    load = lib.wrk(name, url, headers=headers, **run)
-    after = cpu_seconds([server.process.pid, *backends(db_user)])
-    requests = max(load.rps * run["seconds"], 1)
-    app = (after.pop(server.process.pid, 0.0) - before.get(server.process.pid, 0.0)) / requests * 1e6
-    db = sum(t - before.get(pid, 0.0) for pid, t in after.items()) / requests * 1e6
-    return load, (app, db)
 
 
 def median(runs: list[lib.Load]) -> lib.Load:
@@ -128,7 +94,7 @@ def main() -> int:
         for round_ in range(1, ROUNDS + 1):
             lib.log(f"round {round_}/{ROUNDS}")
             for name, (url, headers, server, db_user) in loads.items():
-                load, micros = measured(name, url, headers, server, db_user, **run)
+                load, micros = lib.measured(name, url, headers, server, db_user, **run)
                 runs[name].append(load)
                 cpu[name].append(micros)
         bare_rss, app_rss = bare.peak_rss_mb, app.peak_rss_mb
@@ -137,16 +103,11 @@ def main() -> int:
     print(lib.table([baseline, *rows], baseline))
     print(f"medians of {ROUNDS} alternating rounds of {SECONDS}s x {CONNECTIONS} connections; "
           + lib.rss_line({"bare": bare_rss, "gateway app": app_rss}))
-    print(f"{'CPU per request, median':<34} {'app us':>10} {'db us':>8} {'total':>8} {'app ratio':>10} {'total ratio':>12}")
     costs = {name: (statistics.median(a for a, _ in v), statistics.median(d for _, d in v)) for name, v in cpu.items()}
-    bare_app, bare_db = costs[baseline.name]
-    for name, (app_us, db_us) in costs.items():
-        print(f"{name:<34} {app_us:>10.0f} {db_us:>8.0f} {app_us + db_us:>8.0f} {bare_app / app_us:>10.2f} "
-              f"{(bare_app + bare_db) / (app_us + db_us):>12.2f}")
-    met = [lib.goal(f"{r.name} throughput / bare", r.rps / baseline.rps, TARGET_RATIO) for r in rows]
-    ten = rows[2]
-    met.append(lib.goal(f"{ten.name} p99 / bare p99 at {CONNECTIONS} connections", ten.p99_ms / baseline.p99_ms,
-                        P99_GOAL, at_most=True))
+    print(lib.cpu_table(costs, baseline.name) + "  (medians)")
+    met = [lib.goal(f"{r.name} throughput / bare", r.rps / baseline.rps, lib.GATEWAY_GOAL) for r in rows]
+    met += [lib.goal(f"{r.name} p99 / bare p99 at {CONNECTIONS} connections", r.p99_ms / baseline.p99_ms,
+                     lib.P99_GOAL, at_most=True) for r in rows]
     lib.goal("API peak RSS", app_rss, 64, at_most=True, unit=" MB")
     return 0 if all(met) and not any(r.errors for r in rows) else 1
 

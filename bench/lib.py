@@ -4,6 +4,8 @@
 - `serve(...)`: a real uvicorn process (uvloop, httptools) on a free port; its peak RSS.
 - `wrk(...)`: load from wrk (Debian's package, installed when missing): req/s, p50, p99.
 - `table(...)`: the figures as a plain-text table.
+- `measured(...)`: a wrk round and the CPU microseconds each request cost the server process
+  and its PostgreSQL backends (/proc): steadier than req/s on a loaded machine.
 
 Ratios, not absolute numbers, are what a run can be judged on: this machine is noisy, so
 every script measures its yardstick in the same run.
@@ -182,6 +184,55 @@ def wrk(name: str, url: str, headers: dict[str, str] | None = None, seconds: int
     if socket_errors:
         errors += sum(int(n) for n in re.findall(r"\d+", socket_errors.group(1)))
     return Load(name, rps, p50, p99, errors)
+
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+# The guide's targets for the read paths, as ratios to the bare SELECT of the same run.
+HOLDER_GOAL, GATEWAY_GOAL, TRPC_GOAL, P99_GOAL = 0.85, 0.7, 0.75, 2.0
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """utime + stime of each process, in seconds (processes that ended are left out)."""
+    found = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        found[pid] = (int(fields[11]) + int(fields[12])) / TICKS
+    return found
+
+
+def backends(user: str) -> list[int]:
+    """The bench database's backends of login `user`."""
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND usename = %s AND pid <> pg_backend_pid()",
+            (BENCH_DB, user))]
+
+
+def measured(name: str, url: str, headers: dict | None, server: "Server", db_user: str,
+             seconds: int, connections: int) -> tuple["Load", tuple[float, float]]:
+    """wrk against url, and the CPU microseconds per request of the server process and of its
+    PostgreSQL backends (those of `db_user`: the app's insurance_app, the yardstick's postgres)."""
+    before = cpu_seconds([server.process.pid, *backends(db_user)])
+    load = wrk(name, url, headers=headers, seconds=seconds, connections=connections)
+    after = cpu_seconds([server.process.pid, *backends(db_user)])
+    requests = max(load.rps * seconds, 1)
+    app = (after.pop(server.process.pid, 0.0) - before.get(server.process.pid, 0.0)) / requests * 1e6
+    db = sum(t - before.get(pid, 0.0) for pid, t in after.items()) / requests * 1e6
+    return load, (app, db)
+
+
+def cpu_table(costs: dict[str, tuple[float, float]], baseline: str) -> str:
+    """CPU per request of each row (server, PostgreSQL, both) and the yardstick's over it."""
+    bare_app, bare_db = costs[baseline]
+    lines = [f"{'CPU per request':<34} {'app us':>10} {'db us':>8} {'total':>8} {'app ratio':>10} {'total ratio':>12}"]
+    for name, (app_us, db_us) in costs.items():
+        lines.append(f"{name:<34} {app_us:>10.0f} {db_us:>8.0f} {app_us + db_us:>8.0f} {bare_app / app_us:>10.2f} "
+                     f"{(bare_app + bare_db) / (app_us + db_us):>12.2f}")
+    return "\n".join(lines)
 
 
 def table(rows: list[Load], baseline: Load) -> str:
