@@ -72,8 +72,14 @@ COMMENT ON VIEW insurance.computed_risk_item_documents IS
 -- already hold the lock (an UPDATE of the item, a beneficiary's insert or share change:
 -- their BEFORE triggers lock the item) pay only the check. Without _lock: the items were
 -- inserted by this very statement, so no other transaction can see, let alone change them.
+-- Planned once per session (force_generic_plan): left to the plan cache, the upsert from the
+-- view was planned again on every call (a custom plan for one id looks cheaper than the
+-- generic one for an array), which cost three times what running it does (measured: about
+-- 330 us of wall time per one-item refresh against 100 on the loaded bench machine). The
+-- generic plan is the by-key one: an index probe of risk_items, packages and beneficiaries
+-- per id.
 CREATE FUNCTION insurance._refresh_risk_item_documents(_ids bigint[], _lock boolean) RETURNS void
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
   IF pg_catalog.cardinality(_ids) = 0 THEN
     RETURN;
