@@ -2,6 +2,7 @@
 -- requires: request_identity
 -- requires: beneficiaries
 -- requires: authorized_claimants
+-- requires: risk_item_documents
 -- The claimant check of post-sales as RLS: a holder (role insurance_holder, the token's
 -- e-mail in request.jwt.claims) reaches a risk item, its beneficiaries and its claimant rows
 -- only when authorized_claimants links that e-mail to the item. The holder beneficiaries'
@@ -29,6 +30,13 @@ CREATE POLICY risk_items_update_holder ON insurance.risk_items
   FOR UPDATE TO insurance_holder
   USING (id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
                  WHERE ac.email = (SELECT insurance.claim('email'))));
+
+-- The stored documents of their items (postsales.risk_item_json reads them).
+CREATE POLICY risk_item_documents_select_holder ON insurance.risk_item_documents
+  FOR SELECT TO insurance_holder
+  USING (risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
+                           WHERE ac.email = (SELECT insurance.claim('email'))));
+GRANT SELECT ON insurance.risk_item_documents TO insurance_holder;
 
 CREATE POLICY beneficiaries_select_holder ON insurance.beneficiaries
   FOR SELECT TO insurance_holder

@@ -2,6 +2,7 @@
 -- requires: channel_rls
 -- requires: rate_limits
 -- requires: channel_packages
+-- requires: risk_item_documents
 -- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
 BEGIN;
 SET LOCAL ROLE insurance_owner;
@@ -11,29 +12,10 @@ SET LOCAL ROLE insurance_owner;
 -- the policies of channel_rls, never by a WHERE clause here. Each starts with
 -- gateway.admit() (active channel, rate limit) and returns a gateway.reply.
 
--- risk_item_documents: each risk item as the gateway shows it (its id and uid, its package
--- uid and beneficiaries). A view (inlined into each query, so the policies' claim lookups run once
--- per query, not once per item); security_invoker, so the caller's RLS applies.
-CREATE VIEW gateway.risk_item_documents WITH (security_invoker = true) AS
-SELECT r.id, r.uid, r.policy_uid,
-       pg_catalog.jsonb_build_object(
-         'id', r.id,
-         'uid', r.uid,
-         'package_uid', p.uid,
-         'policy_uid', r.policy_uid,
-         'status', r.status,
-         'variant', r.variant,
-         'insured_subject', r.insured_subject,
-         'beneficiaries', coalesce(b.list, '[]'),
-         'metadata', r.metadata,
-         'created_at', r.created_at,
-         'updated_at', r.updated_at) AS document
-  FROM insurance.risk_items r
-  JOIN insurance.packages p ON p.id = r.package_id
-  LEFT JOIN LATERAL (
-    SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.id) AS list
-      FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id) AS b ON true;
-COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answers them; RLS of the caller applies';
+-- The answers are the items' stored documents (insurance.risk_item_documents, kept by the
+-- triggers of the risk_item_documents change in the writes' transaction), read by key under the
+-- channel's policy on that table: a page is an index range of ids and an aggregate of stored
+-- documents, nothing is built per item.
 
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
@@ -47,7 +29,7 @@ COMMENT ON VIEW gateway.risk_item_documents IS 'Risk items as the gateway answer
 --   reads the rows before it: v2's cursor does not.
 -- - the total is the channel's count kept by the triggers of risk_items, or, for one policy,
 --   a count of that policy's few items;
--- - the documents are looked up by key for the window's rows only.
+-- - the stored documents are looked up by key for the window's rows only.
 CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
@@ -83,7 +65,7 @@ BEGIN
   END IF;
   _reply.data := pg_catalog.jsonb_build_object(
     'items', coalesce((SELECT pg_catalog.jsonb_agg(
-                                (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                                (SELECT d.document FROM insurance.risk_item_documents d WHERE d.risk_item_id = page.id)
                                 ORDER BY page.n)
                          FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS page(id, n)), '[]'),
     'total', _total, 'from', _from, 'to', _to);
@@ -129,7 +111,7 @@ BEGIN
   END IF;
   _reply.data := pg_catalog.jsonb_build_object(
     'items', coalesce((SELECT pg_catalog.jsonb_agg(
-                                (SELECT d.document FROM gateway.risk_item_documents d WHERE d.id = page.id)
+                                (SELECT d.document FROM insurance.risk_item_documents d WHERE d.risk_item_id = page.id)
                                 ORDER BY page.n)
                          FROM pg_catalog.unnest(_ids[1:_page_size]) WITH ORDINALITY AS page(id, n)), '[]'),
     'total', _total,
@@ -155,8 +137,9 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
-  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d
-   WHERE (_id IS NOT NULL OR _uid IS NOT NULL) AND (_id IS NULL OR d.id = _id) AND (_uid IS NULL OR d.uid = _uid);
+  SELECT d.document INTO _reply.data
+    FROM insurance.risk_items r JOIN insurance.risk_item_documents d ON d.risk_item_id = r.id
+   WHERE (_id IS NOT NULL OR _uid IS NOT NULL) AND (_id IS NULL OR r.id = _id) AND (_uid IS NULL OR r.uid = _uid);
   IF _reply.data IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'RISK_ITEM_NOT_FOUND';
   END IF;
@@ -167,7 +150,6 @@ COMMENT ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) IS
   'Admits the call and answers the channel''s item named by _id or _uid: a gateway.reply; raises PT404 '
   'RISK_ITEM_NOT_FOUND (also for another channel''s item). Channel role.';
 
-GRANT SELECT ON gateway.risk_item_documents TO insurance_channel;
 -- create_risk_item reports every broken field rule at once, per field, and the rules it reports
 -- are the tables' own (CHECK and NOT NULL, read from the catalog): the app holds no copy of them.
 -- Only the JSON shape of the body (which keys, which JSON types) is written here.
@@ -352,7 +334,8 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'the risk item is not valid', DETAIL = 'VALIDATION_ERROR',
       HINT = _problems::text;
   END;
-  SELECT d.document INTO _reply.data FROM gateway.risk_item_documents d WHERE d.id = _row.id;
+  -- The statements' triggers have stored its document (with the beneficiaries) already.
+  SELECT d.document INTO _reply.data FROM insurance.risk_item_documents d WHERE d.risk_item_id = _row.id;
   RETURN _reply;
 END
 $$;

@@ -2,6 +2,7 @@
 -- requires: claimant_rls
 -- requires: packages
 -- requires: emission_claims
+-- requires: risk_item_documents
 -- What a holder does with a post-sales JWT. Every function runs as the caller
 -- (insurance_holder, SECURITY INVOKER): the claimant policies of claimant_rls decide what it
 -- sees, and an item it may not see answers 401 "access denied" (never 404: no enumeration).
@@ -13,18 +14,18 @@ SET LOCAL ROLE insurance_owner;
 
 -- ---------------------------------------------------------------- JSON shapes and helpers
 
--- risk_item_json(id): one visible item with its package and beneficiaries, or NULL.
+-- risk_item_json(id): one visible item with its package and beneficiaries, or NULL. The
+-- item's stored document (risk_item_documents, under the holder's policy) without what
+-- post-sales does not show (package_uid, metadata), with its package's uid and name (the
+-- document's package_uid names it: a unique key). jsonb orders its keys itself, so the answer
+-- is the one built from the tables.
 CREATE FUNCTION postsales.risk_item_json(_id bigint) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = '' AS $$
-  SELECT jsonb_build_object(
-           'id', ri.id, 'uid', ri.uid, 'policy_uid', ri.policy_uid, 'status', ri.status,
-           'variant', ri.variant, 'insured_subject', ri.insured_subject,
-           'package', jsonb_build_object('uid', p.uid, 'name', p.name),
-           'beneficiaries', coalesce((SELECT jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.id)
-                                        FROM insurance.beneficiaries b WHERE b.risk_item_id = ri.id), '[]'),
-           'created_at', ri.created_at, 'updated_at', ri.updated_at)
-    FROM insurance.risk_items ri JOIN insurance.packages p ON p.id = ri.package_id
-   WHERE ri.id = _id
+  SELECT d.document - '{package_uid,metadata}'::text[]
+         || jsonb_build_object('package', jsonb_build_object('uid', p.uid, 'name', p.name))
+    FROM insurance.risk_item_documents d
+    JOIN insurance.packages p ON p.uid = d.document ->> 'package_uid'
+   WHERE d.risk_item_id = _id
 $$;
 COMMENT ON FUNCTION postsales.risk_item_json(bigint) IS
   'Risk item _id with its package and beneficiaries as the post-sales API shows it, or NULL when the '

@@ -2,6 +2,7 @@
 -- requires: integrations
 -- requires: beneficiaries
 -- requires: authorized_claimants
+-- requires: risk_item_documents
 -- requires: request_identity
 -- StandardRiskItem as one JSON function, and the service role's read policies it needs.
 BEGIN;
@@ -17,6 +18,9 @@ CREATE POLICY beneficiaries_select_service ON insurance.beneficiaries
   FOR SELECT TO insurance_service USING (true);
 CREATE POLICY authorized_claimants_select_service ON insurance.authorized_claimants
   FOR SELECT TO insurance_service USING (true);
+CREATE POLICY risk_item_documents_select_service ON insurance.risk_item_documents
+  FOR SELECT TO insurance_service USING (true);
+GRANT SELECT ON insurance.risk_item_documents TO insurance_service;
 -- standard_risk_item(id): the item as the orchestrator's StandardRiskItem (jsonb);
 -- raises PT404 RISK_ITEM_NOT_FOUND when the caller cannot see it.
 CREATE FUNCTION integrations.standard_risk_item(_risk_item_id bigint) RETURNS jsonb
@@ -44,9 +48,10 @@ BEGIN
                        'variantName', v.name, 'coverages', v.coverages,
                        'premium', v.premium, 'currency', v.currency,
                        'createdAt', r.created_at),
+           -- The stored document's (risk_item_documents: kept in the writes' transaction).
            'beneficiaries', coalesce((
-             SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.id)
-               FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]'::jsonb),
+             SELECT d.document -> 'beneficiaries'
+               FROM insurance.risk_item_documents d WHERE d.risk_item_id = r.id), '[]'::jsonb),
            'authorized_claimants', coalesce((
              SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('email', c.email) ORDER BY c.email)
                FROM insurance.authorized_claimants c WHERE c.risk_item_id = r.id), '[]'::jsonb))

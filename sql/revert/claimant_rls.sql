@@ -14,6 +14,8 @@ DROP POLICY beneficiaries_delete_holder ON insurance.beneficiaries;
 DROP POLICY beneficiaries_update_holder ON insurance.beneficiaries;
 DROP POLICY beneficiaries_insert_holder ON insurance.beneficiaries;
 DROP POLICY beneficiaries_select_holder ON insurance.beneficiaries;
+REVOKE SELECT ON insurance.risk_item_documents FROM insurance_holder;
+DROP POLICY risk_item_documents_select_holder ON insurance.risk_item_documents;
 DROP POLICY risk_items_update_holder ON insurance.risk_items;
 DROP POLICY risk_items_select_holder ON insurance.risk_items;
 DROP POLICY authorized_claimants_select_holder ON insurance.authorized_claimants;

@@ -8,6 +8,5 @@ DROP FUNCTION gateway._broken_rules(regclass, jsonb);
 DROP FUNCTION gateway.get_risk_item(integer, bigint, uuid);
 DROP FUNCTION gateway.page_risk_items(integer, integer, bigint, text);
 DROP FUNCTION gateway.list_risk_items(integer, integer, integer, text);
-DROP VIEW gateway.risk_item_documents;
 
 COMMIT;

@@ -5,7 +5,9 @@ BEGIN
            WHERE schemaname = 'insurance'
              AND policyname IN ('risk_items_select_channel', 'risk_items_insert_channel',
                                 'beneficiaries_select_channel', 'beneficiaries_insert_channel',
-                                'channel_item_counts_select_channel')) = 5,
-         'the five channel policies are missing';
+                                'channel_item_counts_select_channel', 'risk_item_documents_select_channel')) = 6,
+         'the six channel policies are missing';
+  ASSERT has_table_privilege('insurance_channel', 'insurance.risk_item_documents', 'SELECT'),
+         'insurance_channel cannot read risk_item_documents';
 END
 $$;

@@ -5,5 +5,6 @@ DO $$ BEGIN
   ASSERT (SELECT count(*) FROM pg_policies
            WHERE schemaname = 'insurance'
              AND policyname IN ('risk_items_select_service', 'beneficiaries_select_service',
-                                'authorized_claimants_select_service')) = 3;
+                                'authorized_claimants_select_service', 'risk_item_documents_select_service')) = 4;
+  ASSERT has_table_privilege('insurance_service', 'insurance.risk_item_documents', 'SELECT');
 END $$;

@@ -5,8 +5,9 @@
 -- 10% of the table). What a call read is taken from the transaction's own statistics
 -- (pg_stat_get_xact_*: tuples returned by the table's sequential scans and by its indexes).
 -- The gateway's totals come from a count kept by triggers: checked after inserts and deletes.
+-- A page's answers are stored documents (risk_item_documents) read by key: never scanned either.
 BEGIN;
-SELECT plan(27);
+SELECT plan(31);
 
 CREATE TEMP TABLE marks (rel regclass PRIMARY KEY, scans bigint, reads bigint);
 CREATE FUNCTION pg_temp.reads(_rel regclass) RETURNS bigint LANGUAGE sql AS $$
@@ -14,8 +15,9 @@ CREATE FUNCTION pg_temp.reads(_rel regclass) RETURNS bigint LANGUAGE sql AS $$
        + coalesce((SELECT sum(pg_stat_get_xact_tuples_returned(i.indexrelid)) FROM pg_index i
                     WHERE i.indrelid = _rel), 0)::bigint
 $$;
-INSERT INTO marks (rel) VALUES ('outbox.http_requests'), ('insurance.risk_items'), ('insurance.integration_emissions');
--- mark(): remember the counters of the three big tables; seq_scans(t) and reads_since(t) since then.
+INSERT INTO marks (rel) VALUES ('outbox.http_requests'), ('insurance.risk_items'), ('insurance.integration_emissions'),
+                                ('insurance.risk_item_documents');
+-- mark(): remember the counters of the big tables; seq_scans(t) and reads_since(t) since then.
 CREATE FUNCTION pg_temp.mark() RETURNS void LANGUAGE sql AS $$
   UPDATE pg_temp.marks SET scans = pg_stat_get_xact_numscans(rel), reads = pg_temp.reads(rel);
 $$;
@@ -56,6 +58,7 @@ INSERT INTO outbox.http_requests (url, body, deliver_after, delivered_at, last_s
 ANALYZE insurance.risk_items;
 ANALYZE insurance.beneficiaries;
 ANALYZE insurance.authorized_claimants;
+ANALYZE insurance.risk_item_documents;
 ANALYZE insurance.integration_emissions;
 ANALYZE outbox.http_requests;
 CREATE TEMP TABLE middle AS SELECT id FROM insurance.risk_items WHERE policy_uid = 'flat-20000';
@@ -104,6 +107,8 @@ SELECT is(pg_temp.seq_scans('insurance.risk_items'), 0::bigint, 'v1 list: no seq
 -- then passes the index entries of rows before the channel's first (the other pgTAP files'
 -- rolled-back items, in a fresh suite database about 3,000); counting the channel reads 40,000.
 SELECT cmp_ok(pg_temp.reads_since('insurance.risk_items'), '<', 5000::bigint, 'v1 list: does not count the channel');
+SELECT is(pg_temp.seq_scans('insurance.risk_item_documents'), 0::bigint, 'v1 list: no sequential scan of the documents');
+SELECT cmp_ok(pg_temp.reads_since('insurance.risk_item_documents'), '<', 100::bigint, 'v1 list: reads its documents by key, not the table');
 
 SELECT pg_temp.mark();
 SELECT is((gateway.list_risk_items(0, 0, 9, 'flat-123')).data::jsonb -> 'total', '1'::jsonb, 'v1 list of one policy: the total');
@@ -114,6 +119,8 @@ SELECT is(jsonb_array_length((gateway.page_risk_items(0, 10, (SELECT id FROM pg_
           10, 'v2 page in the middle: ten items');
 SELECT is(pg_temp.seq_scans('insurance.risk_items'), 0::bigint, 'v2 page: no sequential scan of the risk items');
 SELECT cmp_ok(pg_temp.reads_since('insurance.risk_items'), '<', 5000::bigint, 'v2 page: does not count the channel');
+SELECT is(pg_temp.seq_scans('insurance.risk_item_documents'), 0::bigint, 'v2 page: no sequential scan of the documents');
+SELECT cmp_ok(pg_temp.reads_since('insurance.risk_item_documents'), '<', 100::bigint, 'v2 page: reads its documents by key, not the table');
 
 -- The total is a count kept in the same transaction: a new item counts, a deleted one no more.
 SELECT lives_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "flat-pkg", "policy_uid": "flat-new",
