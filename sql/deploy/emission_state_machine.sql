@@ -157,7 +157,7 @@ BEGIN
            t.next, t.attempts
       FROM t
      WHERE NOT t.final
-     ORDER BY t.item, t.provider, t.event
+     ORDER BY t.n  -- new rows take their ids in the batch's order, as one call after the other gave them
     ON CONFLICT ON CONSTRAINT integration_emissions_risk_item_id_provider_event_key DO UPDATE
        SET status = excluded.status,
            external_id = coalesce(excluded.external_id, e.external_id),
