@@ -96,9 +96,10 @@ GRANT EXECUTE ON FUNCTION integrations._clean_text(text, integer) TO insurance_s
 -- Two statements whatever the batch's size (and the triggers': two emission_counts deltas, the
 -- webhook events of the sales dispatches): the stored rows locked in key order (the order
 -- every recorder takes them in, so that two batches never wait on each other in a cycle),
--- then the rest in one statement.
+-- then the rest in one statement. Planned once per session, nested loops only (as
+-- integrations.begin_batch: driven by the outcomes, every lookup is an index probe).
 CREATE FUNCTION integrations._record_outcomes(_outcomes jsonb, _options jsonb) RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' AS $$
+LANGUAGE plpgsql SET search_path = '' SET enable_hashjoin = off SET enable_mergejoin = off SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _max integer := coalesce((_options ->> 'maxAttempts')::integer, 8);
   _base numeric := coalesce((_options ->> 'retryBaseSeconds')::numeric, 60);

@@ -54,9 +54,10 @@ REVOKE ALL ON FUNCTION webhooks._endpoints(jsonb, text) FROM PUBLIC;
 -- takes it, one outbox row each with its own webhook-id, in the statement's row order and the
 -- endpoints' order; one NOTIFY when any was queued. Same transaction as the state: the event
 -- exists if and only if the state was recorded. A statement trigger: a batch of outcomes
--- (integrations.record_batch) queues all its events with one INSERT.
+-- (integrations.record_batch) queues all its events with one INSERT. Nested loops only, planned
+-- once per session: driven by the recorded rows, every lookup is an index probe.
 CREATE FUNCTION webhooks._emission_event() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' SET enable_hashjoin = off SET enable_mergejoin = off SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _ids bigint[];
 BEGIN

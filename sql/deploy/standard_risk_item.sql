@@ -20,9 +20,11 @@ CREATE POLICY authorized_claimants_select_service ON insurance.authorized_claima
 -- standard_risk_items(ids): the StandardRiskItem of each item the caller can see, as one object
 -- keyed by id ({"<id>": item}); an id it cannot see (or that does not exist) is absent.
 -- integrations.begin_batch builds the items of a whole batch with it in one statement;
--- standard_risk_item(id) is the same shape for one id.
+-- standard_risk_item(id) is the same shape for one id. Planned once per session, nested loops
+-- only: driven by the ids, each item is an index lookup whatever the table's statistics say
+-- (with `id = ANY (_ids)` a stale estimate made it a sequential scan of risk_items).
 CREATE FUNCTION integrations.standard_risk_items(_ids bigint[]) RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+LANGUAGE plpgsql STABLE SET search_path = '' SET enable_hashjoin = off SET enable_mergejoin = off SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
   -- The app calls it as insurance_service; the begin_* entry points (SECURITY DEFINER, guarded
   -- themselves, e.g. a holder's post-sales emission) call it as its owner.
@@ -51,10 +53,10 @@ BEGIN
              'authorized_claimants', coalesce((
                SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('email', c.email) ORDER BY c.email)
                  FROM insurance.authorized_claimants c WHERE c.risk_item_id = r.id), '[]'::jsonb))), '{}')
-      FROM insurance.risk_items r
+      FROM (SELECT DISTINCT i.id FROM pg_catalog.unnest(_ids) AS i(id)) i
+      JOIN insurance.risk_items r ON r.id = i.id
       JOIN insurance.packages p ON p.id = r.package_id
-      JOIN insurance.package_variants v ON v.package_id = r.package_id AND v.code = r.variant
-     WHERE r.id = ANY (_ids));
+      JOIN insurance.package_variants v ON v.package_id = r.package_id AND v.code = r.variant);
 END
 $$;
 COMMENT ON FUNCTION integrations.standard_risk_items(bigint[]) IS
