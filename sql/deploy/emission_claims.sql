@@ -69,7 +69,8 @@ GRANT EXECUTE ON FUNCTION integrations.emission_json(insurance.integration_emiss
 -- specs, every lookup is an index probe.
 CREATE FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer DEFAULT 60)
 RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' SET enable_hashjoin = off SET enable_mergejoin = off SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SET search_path = '' SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _n bigint[];
   _order bigint[];

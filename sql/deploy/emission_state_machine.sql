@@ -99,7 +99,8 @@ GRANT EXECUTE ON FUNCTION integrations._clean_text(text, integer) TO insurance_s
 -- then the rest in one statement. Planned once per session, nested loops only (as
 -- integrations.begin_batch: driven by the outcomes, every lookup is an index probe).
 CREATE FUNCTION integrations._record_outcomes(_outcomes jsonb, _options jsonb) RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' SET enable_hashjoin = off SET enable_mergejoin = off SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SET search_path = '' SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _max integer := coalesce((_options ->> 'maxAttempts')::integer, 8);
   _base numeric := coalesce((_options ->> 'retryBaseSeconds')::numeric, 60);

@@ -57,7 +57,8 @@ REVOKE ALL ON FUNCTION webhooks._endpoints(jsonb, text) FROM PUBLIC;
 -- (integrations.record_batch) queues all its events with one INSERT. Nested loops only, planned
 -- once per session: driven by the recorded rows, every lookup is an index probe.
 CREATE FUNCTION webhooks._emission_event() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' SET enable_hashjoin = off SET enable_mergejoin = off SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _ids bigint[];
 BEGIN

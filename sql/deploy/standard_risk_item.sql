@@ -24,7 +24,8 @@ CREATE POLICY authorized_claimants_select_service ON insurance.authorized_claima
 -- only: driven by the ids, each item is an index lookup whatever the table's statistics say
 -- (with `id = ANY (_ids)` a stale estimate made it a sequential scan of risk_items).
 CREATE FUNCTION integrations.standard_risk_items(_ids bigint[]) RETURNS jsonb
-LANGUAGE plpgsql STABLE SET search_path = '' SET enable_hashjoin = off SET enable_mergejoin = off SET plan_cache_mode = force_generic_plan AS $$
+LANGUAGE plpgsql STABLE SET search_path = '' SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
   -- The app calls it as insurance_service; the begin_* entry points (SECURITY DEFINER, guarded
   -- themselves, e.g. a holder's post-sales emission) call it as its owner.
