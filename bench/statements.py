@@ -1,6 +1,6 @@
 """What one emission costs in SQL statements and round trips, counted rather than timed.
 
-    .venv/bin/python -m bench.statements [--batch 25]
+    .venv/bin/python -m bench.statements [--batch 25] [--event SALES_DISPATCH] [--show]
 
 On a throwaway database (sqitch, dropped at the end) it runs one batch of emissions the way
 the pipeline does (integrations.begin_batch, then integrations.record_batch with SUCCESS
@@ -31,6 +31,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--batch", type=int, default=25, help="emissions per batch (WORKER_DISPATCH_BATCH, 25)")
     parser.add_argument("--show", action="store_true", help="print each statement's first line")
+    parser.add_argument("--event", default="STATEMENTS",
+                        help="the emissions' event (SALES_DISPATCH adds metadata.integration and the webhook trigger)")
     args = parser.parse_args()
     db = f"insurance_statements_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     subprocess.run(["psql", "-X", "-q", f"postgresql://{PG}/postgres", "-c", f'CREATE DATABASE "{db}"'], check=True)
@@ -47,7 +49,7 @@ def main() -> int:
                      FROM generate_series(1, %s) n RETURNING id""", (pkg, args.batch)).fetchall()]
             conn.execute("""INSERT INTO outbox.http_requests (url, body)
                             SELECT 'http://127.0.0.1:9/st', '{}' FROM generate_series(1, %s)""", (args.batch,))
-            specs = [{"riskItemId": i, "provider": "PROVIDER_A", "event": "STATEMENTS"} for i in ids]
+            specs = [{"riskItemId": i, "provider": "PROVIDER_A", "event": args.event} for i in ids]
             outcomes = [{**s, "outcome": {"status": "SUCCESS", "externalId": f"X-{s['riskItemId']}"}} for s in specs]
 
             notices: list[str] = []

@@ -85,115 +85,155 @@ COMMENT ON FUNCTION integrations._clean_text(text, integer) IS
   'bytes). Service role.';
 GRANT EXECUTE ON FUNCTION integrations._clean_text(text, integer) TO insurance_service;
 
--- record_emission: the orchestrator's outcome (OrchestratorResult.as_json()) for the key, in
--- one transaction: upsert the emission (error_history: code, cleaned message, HTTP status,
--- masked request payload), update risk_items.metadata.integration for the sales dispatch,
--- enqueue the chat notice (FAILED, ABANDONED) and the delayed /retry (FAILED), give the
--- key's claim back. Returns integrations.emission_json.
-CREATE FUNCTION integrations.record_emission(_risk_item_id bigint, _provider text, _event text,
-                                                        _outcome jsonb, _options jsonb DEFAULT '{}') RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' AS $$
+-- _record_outcomes: the state machine over a batch of outcomes whose keys all differ,
+-- [{"riskItemId", "provider", "event", "outcome": OrchestratorResult.as_json()}], set-based, in
+-- one transaction: the emissions upserted with their transitions (error_history: code,
+-- cleaned message, HTTP status, masked request payload), risk_items.metadata.integration for
+-- the sales dispatches, the chat notices (FAILED, ABANDONED) and delayed /retry (FAILED)
+-- queued, the keys' claims given back. Returns [integrations.emission_json] in order. Raises
+-- what any one outcome cannot satisfy (integrations.record_batch then records them one by
+-- one); a key twice makes the upsert raise 21000.
+-- Two statements whatever the batch's size (and the triggers': two emission_counts deltas, the
+-- webhook events of the sales dispatches): the stored rows locked in key order (the order
+-- every recorder takes them in, so that two batches never wait on each other in a cycle),
+-- then the rest in one statement. Planned once per session, nested loops only (as
+-- integrations.begin_batch: driven by the outcomes, every lookup is an index probe).
+CREATE FUNCTION integrations._record_outcomes(_outcomes jsonb, _options jsonb) RETURNS jsonb
+LANGUAGE plpgsql SET search_path = '' SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   _max integer := coalesce((_options ->> 'maxAttempts')::integer, 8);
   _base numeric := coalesce((_options ->> 'retryBaseSeconds')::numeric, 60);
   _cap numeric := coalesce((_options ->> 'retryCapSeconds')::numeric, 21600);
   _chat text := nullif(_options ->> 'chatWebhookUrl', '');
-  _old insurance.integration_emissions;
-  _em insurance.integration_emissions;
-  _ok boolean := _outcome ->> 'status' = 'SUCCESS';
-  _retryable boolean := coalesce((_outcome ->> 'retryable')::boolean, false);
-  _attempts integer;
-  _status text;
-  _next timestamptz;
-  _error jsonb;
-  _payload jsonb := _outcome -> 'requestPayload';
-  _uid uuid;
+  _by text := _options ->> 'claimedBy';
+  _out jsonb;
+  _posted bigint[];
+BEGIN
+  PERFORM FROM insurance.integration_emissions e
+    JOIN pg_catalog.jsonb_array_elements(_outcomes) AS x(o)
+      ON e.risk_item_id = (x.o ->> 'riskItemId')::bigint AND e.provider = x.o ->> 'provider'
+     AND e.event = x.o ->> 'event'
+   ORDER BY e.risk_item_id, e.provider, e.event
+     FOR UPDATE OF e;
+
+  WITH x AS (
+    SELECT x.n, (x.o ->> 'riskItemId')::bigint AS item, x.o ->> 'provider' AS provider, x.o ->> 'event' AS event,
+           x.o -> 'outcome' AS outcome
+      FROM pg_catalog.jsonb_array_elements(_outcomes) WITH ORDINALITY AS x(o, n)
+  ), a AS (
+    SELECT x.*, old.e AS old,
+           coalesce((old.e).status = 'SUCCESS', false) AS final,  -- a late or repeated outcome changes nothing
+           coalesce(x.outcome ->> 'status' = 'SUCCESS', false) AS ok,
+           coalesce((x.outcome ->> 'retryable')::boolean, false) AS retryable,
+           coalesce((old.e).attempts, 0) + 1 AS attempts
+      FROM x
+      LEFT JOIN LATERAL (SELECT e FROM insurance.integration_emissions e
+                          WHERE e.risk_item_id = x.item AND e.provider = x.provider AND e.event = x.event) old ON true
+  ), t AS MATERIALIZED (
+    SELECT a.*, s.status,
+           CASE WHEN NOT a.final AND NOT a.ok THEN pg_catalog.jsonb_build_object(
+             'at', pg_catalog.now(), 'attempt', a.attempts,
+             'code', integrations._clean_text(coalesce(a.outcome ->> 'code', 'UNKNOWN'), 64),
+             'message', integrations._clean_text(coalesce(a.outcome ->> 'message', ''), 2000),
+             'httpStatus', (a.outcome ->> 'httpStatus')::integer, 'retryable', a.retryable,
+             'requestPayload', CASE WHEN pg_catalog.octet_length((a.outcome -> 'requestPayload')::text) > 3000
+                                    THEN pg_catalog.jsonb_build_object(
+                                           'truncated', true,
+                                           'bytes', pg_catalog.octet_length((a.outcome -> 'requestPayload')::text))
+                                    ELSE a.outcome -> 'requestPayload' END) END AS error,
+           CASE WHEN NOT a.final AND s.status = 'FAILED'
+                THEN pg_catalog.now() + integrations.retry_delay(a.attempts, _base, _cap,
+                                                                 (a.outcome ->> 'retryAfter')::numeric) END AS next
+      FROM a
+     CROSS JOIN LATERAL (SELECT CASE WHEN a.ok THEN 'SUCCESS'
+                                     WHEN a.retryable AND a.attempts < _max THEN 'FAILED'
+                                     ELSE 'ABANDONED' END AS status) s
+  ), up AS (
+    INSERT INTO insurance.integration_emissions AS e
+           (risk_item_id, provider, event, status, external_id, response, error_history, next_retry_at, attempts)
+    SELECT t.item, t.provider, t.event, t.status,
+           CASE WHEN t.ok THEN t.outcome ->> 'externalId' END,
+           CASE WHEN t.ok THEN coalesce(t.outcome -> 'response', 'null') END,
+           CASE WHEN t.ok THEN '[]'::jsonb ELSE pg_catalog.jsonb_build_array(t.error) END,
+           t.next, t.attempts
+      FROM t
+     WHERE NOT t.final
+     ORDER BY t.n  -- new rows take their ids in the batch's order, as one call after the other gave them
+    ON CONFLICT ON CONSTRAINT integration_emissions_risk_item_id_provider_event_key DO UPDATE
+       SET status = excluded.status,
+           external_id = coalesce(excluded.external_id, e.external_id),
+           response = coalesce(excluded.response, e.response),
+           error_history = e.error_history || excluded.error_history,
+           next_retry_at = excluded.next_retry_at,
+           attempts = excluded.attempts
+    RETURNING e AS em
+  ), done AS (
+    SELECT t.*, coalesce(u.em, t.old) AS em
+      FROM t LEFT JOIN up u ON NOT t.final AND (u.em).risk_item_id = t.item AND (u.em).provider = t.provider
+                             AND (u.em).event = t.event
+  ), given_back AS (
+    DELETE FROM insurance.emission_claims c
+     USING x
+     WHERE c.risk_item_id = x.item AND c.provider = x.provider AND c.event = x.event
+       AND (_by IS NULL OR c.claimed_by = _by)
+  ), metadata AS (
+    -- The specification's metadata.integration tells the sales dispatch; holders and partners
+    -- read it, so its error is a code and a generic message. (An item's last outcome in the
+    -- batch wins, as it would one call after the other.)
+    UPDATE insurance.risk_items r
+       SET metadata = pg_catalog.jsonb_set(r.metadata, '{integration}', pg_catalog.jsonb_build_object(
+             'state', d.status, 'externalId', (d.em).external_id, 'emissionId', (d.em).id, 'provider', d.provider,
+             'event', d.event, 'updatedAt', pg_catalog.now(),
+             'error', CASE WHEN d.error IS NOT NULL THEN pg_catalog.jsonb_build_object(
+                        'code', d.error -> 'code', 'httpStatus', d.error -> 'httpStatus',
+                        'retryable', d.retryable, 'at', d.error -> 'at',
+                        'message', CASE WHEN d.status = 'FAILED'
+                                        THEN 'The insurer could not take the policy yet; it will be retried.'
+                                        ELSE 'The insurer did not take the policy.' END) END))
+      FROM (SELECT DISTINCT ON (d.item) d.* FROM done d
+             WHERE d.event = 'SALES_DISPATCH' AND NOT d.final ORDER BY d.item, d.n DESC) d
+     WHERE r.id = d.item
+  )
+  SELECT coalesce((SELECT pg_catalog.jsonb_agg(integrations.emission_json(d.em) ORDER BY d.n) FROM done d), '[]'),
+         (SELECT outbox.http_post_all(pg_catalog.array_agg(p.url ORDER BY p.n, p.k),
+                                      pg_catalog.array_agg(p.body ORDER BY p.n, p.k),
+                                      pg_catalog.array_agg('{}'::jsonb ORDER BY p.n, p.k),
+                                      pg_catalog.array_agg(p.at ORDER BY p.n, p.k))
+            FROM (SELECT d.n, 1 AS k, '/api/integrations/retry' AS url,
+                         pg_catalog.jsonb_build_object('emissionId', (d.em).id) AS body, d.next AS at
+                    FROM done d WHERE NOT d.final AND d.status = 'FAILED'
+                  UNION ALL
+                  SELECT d.n, 2, _chat,
+                         integrations.chat_message(d.provider, d.event, r.uid, d.status, d.error ->> 'code',
+                                                   pg_catalog.left(d.error ->> 'message', 300), d.attempts, _max,
+                                                   d.next), NULL
+                    FROM done d LEFT JOIN insurance.risk_items r ON r.id = d.item
+                   WHERE _chat IS NOT NULL AND NOT d.final AND d.status <> 'SUCCESS') p
+          HAVING count(*) > 0)
+    INTO _out, _posted;
+  RETURN _out;
+END
+$$;
+COMMENT ON FUNCTION integrations._record_outcomes(jsonb, jsonb) IS
+  'Takes outcomes [{riskItemId, provider, event, outcome}] of distinct keys and the options; applies the state '
+  'machine to all of them set-based (emission upserts, metadata.integration, chat notices, delayed /retry, claims '
+  'given back); returns [integrations.emission_json] in order; raises what any outcome cannot satisfy. Private '
+  'helper of record_emission and record_batch (service role).';
+REVOKE ALL ON FUNCTION integrations._record_outcomes(jsonb, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION integrations._record_outcomes(jsonb, jsonb) TO insurance_service;
+
+-- record_emission: the orchestrator's outcome (OrchestratorResult.as_json()) for the key, in
+-- one transaction: integrations._record_outcomes of one. Returns integrations.emission_json.
+CREATE FUNCTION integrations.record_emission(_risk_item_id bigint, _provider text, _event text,
+                                                        _outcome jsonb, _options jsonb DEFAULT '{}') RETURNS jsonb
+LANGUAGE plpgsql SET search_path = '' AS $$
 BEGIN
   IF current_user <> 'insurance_owner' THEN
     PERFORM insurance.require_role('insurance_service');
   END IF;
-  SELECT * INTO _old FROM insurance.integration_emissions e
-   WHERE e.risk_item_id = _risk_item_id AND e.provider = _provider
-     AND e.event = _event
-   FOR UPDATE;
-
-  DELETE FROM insurance.emission_claims c
-   WHERE c.risk_item_id = _risk_item_id AND c.provider = _provider
-     AND c.event = _event
-     AND (_options ->> 'claimedBy' IS NULL OR c.claimed_by = _options ->> 'claimedBy');
-
-  IF _old.status = 'SUCCESS' THEN  -- final: a late or repeated outcome changes nothing
-    RETURN integrations.emission_json(_old);
-  END IF;
-
-  _attempts := coalesce(_old.attempts, 0) + 1;
-  IF _ok THEN
-    _status := 'SUCCESS';
-  ELSE
-    IF pg_catalog.octet_length(_payload::text) > 3000 THEN
-      _payload := pg_catalog.jsonb_build_object('truncated', true, 'bytes', pg_catalog.octet_length(_payload::text));
-    END IF;
-    _error := pg_catalog.jsonb_build_object(
-      'at', pg_catalog.now(), 'attempt', _attempts,
-      'code', integrations._clean_text(coalesce(_outcome ->> 'code', 'UNKNOWN'), 64),
-      'message', integrations._clean_text(coalesce(_outcome ->> 'message', ''), 2000),
-      'httpStatus', (_outcome ->> 'httpStatus')::integer, 'retryable', _retryable,
-      'requestPayload', _payload);
-    IF _retryable AND _attempts < _max THEN
-      _status := 'FAILED';
-      _next := pg_catalog.now() + integrations.retry_delay(_attempts, _base, _cap,
-                                                           (_outcome ->> 'retryAfter')::numeric);
-    ELSE
-      _status := 'ABANDONED';
-    END IF;
-  END IF;
-
-  INSERT INTO insurance.integration_emissions AS e
-         (risk_item_id, provider, event, status, external_id, response, error_history, next_retry_at, attempts)
-  VALUES (_risk_item_id, _provider, _event, _status,
-          CASE WHEN _ok THEN _outcome ->> 'externalId' END,
-          CASE WHEN _ok THEN coalesce(_outcome -> 'response', 'null') END,
-          CASE WHEN _ok THEN '[]'::jsonb ELSE pg_catalog.jsonb_build_array(_error) END,
-          _next, _attempts)
-  ON CONFLICT ON CONSTRAINT integration_emissions_risk_item_id_provider_event_key DO UPDATE
-     SET status = excluded.status,
-         external_id = coalesce(excluded.external_id, e.external_id),
-         response = coalesce(excluded.response, e.response),
-         error_history = e.error_history || excluded.error_history,
-         next_retry_at = excluded.next_retry_at,
-         attempts = excluded.attempts
-  RETURNING * INTO _em;
-
-  -- The specification's metadata.integration tells the sales dispatch; holders and partners
-  -- read it, so its error is a code and a generic message.
-  IF _event = 'SALES_DISPATCH' THEN
-    UPDATE insurance.risk_items r
-       SET metadata = pg_catalog.jsonb_set(r.metadata, '{integration}', pg_catalog.jsonb_build_object(
-             'state', _status, 'externalId', _em.external_id, 'emissionId', _em.id, 'provider', _provider,
-             'event', _event, 'updatedAt', pg_catalog.now(),
-             'error', CASE WHEN _error IS NOT NULL THEN pg_catalog.jsonb_build_object(
-                        'code', _error -> 'code', 'httpStatus', _error -> 'httpStatus',
-                        'retryable', _retryable, 'at', _error -> 'at',
-                        'message', CASE WHEN _status = 'FAILED'
-                                        THEN 'The insurer could not take the policy yet; it will be retried.'
-                                        ELSE 'The insurer did not take the policy.' END) END))
-     WHERE r.id = _risk_item_id
-    RETURNING r.uid INTO _uid;
-  END IF;
-
-  IF _status = 'FAILED' THEN
-    PERFORM outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', _em.id),
-                             '{}', _next);
-  END IF;
-  IF _status <> 'SUCCESS' AND _chat IS NOT NULL THEN
-    IF _uid IS NULL THEN
-      SELECT r.uid INTO _uid FROM insurance.risk_items r WHERE r.id = _risk_item_id;
-    END IF;
-    PERFORM outbox.http_post(_chat, integrations.chat_message(_provider, _event, _uid, _status,
-                                                              _error ->> 'code', pg_catalog.left(_error ->> 'message', 300),
-                                                              _attempts, _max, _next), '{}', NULL);
-  END IF;
-  RETURN integrations.emission_json(_em);
+  RETURN integrations._record_outcomes(pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
+           'riskItemId', _risk_item_id, 'provider', _provider, 'event', _event, 'outcome', _outcome)), _options) -> 0;
 END
 $$;
 COMMENT ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb) IS
@@ -204,8 +244,11 @@ COMMENT ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, json
 GRANT EXECUTE ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb)
    TO insurance_service, insurance_app;
 
--- record_batch: record_emission for each outcome, in one transaction, answers in order.
+-- record_batch: the outcomes of a batch in one transaction, answers in order.
 -- outcomes: [{"riskItemId", "provider", "event", "outcome": OrchestratorResult.as_json()}]
+-- All of them set-based (integrations._record_outcomes) when that stores them; when it raises,
+-- or a key repeats within the batch, one by one in order (record_emission each, as many calls
+-- in a row would), an outcome that cannot be stored becoming FAILED OUTCOME_UNRECORDABLE.
 CREATE FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb DEFAULT '{}') RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
@@ -219,12 +262,12 @@ BEGIN
     PERFORM insurance.require_role('insurance_service');
   END IF;
   BEGIN
-    SELECT coalesce(pg_catalog.jsonb_agg(
-             integrations.record_emission((o ->> 'riskItemId')::bigint, o ->> 'provider', o ->> 'event',
-                                          o -> 'outcome', _options) ORDER BY n), '[]')
-      INTO _out
-      FROM pg_catalog.jsonb_array_elements(_outcomes) WITH ORDINALITY AS x(o, n);
-    RETURN _out;
+    IF EXISTS (SELECT FROM pg_catalog.jsonb_array_elements(_outcomes) AS x(o)
+                GROUP BY (x.o ->> 'riskItemId')::bigint, x.o ->> 'provider', x.o ->> 'event'
+               HAVING count(*) > 1) THEN
+      RAISE EXCEPTION USING ERRCODE = '21000', MESSAGE = 'a key repeats within the batch';
+    END IF;
+    RETURN integrations._record_outcomes(_outcomes, _options);
   EXCEPTION WHEN OTHERS THEN
     _out := '[]';
   END;
@@ -260,9 +303,9 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION integrations.record_batch(jsonb, jsonb) IS
-  'integrations.record_emission for each outcome [{riskItemId, provider, event, outcome}] in order; one'
-  ' that cannot be stored becomes FAILED OUTCOME_UNRECORDABLE without rolling back the others. Service '
-  'role.';
+  'Records each outcome [{riskItemId, provider, event, outcome}] (set-based; one by one as record_emission when '
+  'that raises or a key repeats), answers in order; one that cannot be stored becomes FAILED OUTCOME_UNRECORDABLE '
+  'without rolling back the others. Service role.';
 GRANT EXECUTE ON FUNCTION integrations.record_batch(jsonb, jsonb) TO insurance_service, insurance_app;
 
 -- retry_from_backoffice: the retry an operator asks for. No role may call it directly: the

@@ -16,27 +16,53 @@
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
--- http_post: one durable outbound call; returns its id. Notifies channel 'outbox' with the
--- epoch of deliver_after (identical payloads of one transaction collapse into one notice).
+-- http_post_all: durable outbound calls, many in one statement (an emission batch's delayed
+-- /retry and chat notices); returns their ids in order. A row is not delivered before its
+-- deliver_after (NULL or past: now). Notifies channel 'outbox' once per distinct payload: the
+-- epoch of a delayed row's deliver_after, '' for a row due now (PostgreSQL collapses identical
+-- notices of one transaction anyway).
+CREATE FUNCTION outbox.http_post_all(_urls text[], _bodies jsonb[], _headers jsonb[],
+                                     _deliver_after timestamptz[]) RETURNS bigint[]
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _ids bigint[];
+BEGIN
+  WITH ins AS (
+    INSERT INTO outbox.http_requests (url, body, headers, deliver_after)
+    SELECT x.url, x.body, coalesce(x.headers, '{}'), greatest(coalesce(x.at, pg_catalog.now()), pg_catalog.now())
+      FROM unnest(_urls, _bodies, _headers, _deliver_after) WITH ORDINALITY AS x(url, body, headers, at, n)
+     ORDER BY x.n
+    RETURNING id
+  )
+  SELECT pg_catalog.array_agg(ins.id ORDER BY ins.id) INTO _ids FROM ins;
+  PERFORM pg_catalog.pg_notify('outbox', w.payload)
+     FROM (SELECT CASE WHEN coalesce(x.at, pg_catalog.now()) <= pg_catalog.now() THEN ''
+                       ELSE pg_catalog.floor(extract(epoch FROM x.at))::text END AS payload
+             FROM pg_catalog.unnest(_deliver_after) WITH ORDINALITY AS x(at, n)
+            GROUP BY 1 ORDER BY min(x.n)) w;
+  RETURN _ids;
+END
+$$;
+REVOKE ALL ON FUNCTION outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[]) FROM PUBLIC;
+COMMENT ON FUNCTION outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[]) IS
+  'Takes parallel arrays of urls, bodies, headers and deliver_after; queues one durable POST each in one '
+  'statement, returns their ids in order and NOTIFYs outbox once per distinct due time. Service role '
+  '(the emission state machine) and outbox.http_post.';
+GRANT EXECUTE ON FUNCTION outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[]) TO insurance_service;
+
+-- http_post: one durable outbound call (http_post_all of one); returns its id. pg_net's shape.
 CREATE FUNCTION outbox.http_post(url text, body jsonb DEFAULT '{}', headers jsonb DEFAULT '{}',
                                  deliver_after timestamptz DEFAULT now()) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
-DECLARE
-  _id bigint;
-  _at timestamptz := greatest(coalesce(deliver_after, pg_catalog.now()), pg_catalog.now());
 BEGIN
-  INSERT INTO outbox.http_requests (url, body, headers, deliver_after)
-  VALUES (url, body, coalesce(headers, '{}'), _at)
-  RETURNING id INTO _id;
-  PERFORM pg_catalog.pg_notify('outbox', CASE WHEN _at <= pg_catalog.now() THEN ''
-                                              ELSE pg_catalog.floor(extract(epoch FROM _at))::text END);
-  RETURN _id;
+  RETURN (outbox.http_post_all(ARRAY[url], ARRAY[body], ARRAY[headers], ARRAY[deliver_after]))[1];
 END
 $$;
 REVOKE ALL ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) FROM PUBLIC;
 COMMENT ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) IS
   'Queues one durable POST of body to url (an absolute URL or an API path) with headers, not before deliver_after; '
-  'returns its id and NOTIFYs outbox. pg_net''s shape. Service role and SECURITY DEFINER triggers.';
+  'returns its id and NOTIFYs outbox (outbox.http_post_all of one). pg_net''s shape. Service role and SECURITY '
+  'DEFINER triggers.';
 GRANT EXECUTE ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) TO insurance_service;
 
 -- claim_batch: lease up to `_size` due rows to `_worker`; a row whose lease expired (its worker

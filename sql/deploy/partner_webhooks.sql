@@ -47,75 +47,76 @@ COMMENT ON FUNCTION webhooks._endpoints(jsonb, text) IS
   'Takes an IntegrationPayload and an event type; returns the urls of its webhooks subscribed to that type. Private helper of _emission_event.';
 REVOKE ALL ON FUNCTION webhooks._endpoints(jsonb, text) FROM PUBLIC;
 
--- _emission_event(): AFTER INSERT OR UPDATE OF attempts on insurance.integration_emissions,
--- for the sales dispatch: when an outcome was recorded (attempts grew), the event
--- emission.succeeded, emission.failed or emission.abandoned goes to every endpoint of the
--- item's channel that takes it, one outbox row each with its webhook-id. Same transaction as
--- the state: the event exists if and only if the state was recorded.
+-- _emission_event(): AFTER INSERT and AFTER UPDATE statement trigger of
+-- insurance.integration_emissions, for the sales dispatch: for every row whose outcome was
+-- recorded (inserted with attempts > 0, or attempts grew), the event emission.succeeded,
+-- emission.failed or emission.abandoned goes to every endpoint of the item's channel that
+-- takes it, one outbox row each with its own webhook-id, in the statement's row order and the
+-- endpoints' order; one NOTIFY when any was queued. Same transaction as the state: the event
+-- exists if and only if the state was recorded. A statement trigger: a batch of outcomes
+-- (integrations.record_batch) queues all its events with one INSERT. Nested loops only, planned
+-- once per session: driven by the recorded rows, every lookup is an index probe.
 CREATE FUNCTION webhooks._emission_event() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
-  _item record;
-  _payload jsonb;
-  _type text;
-  _error jsonb;
-  _body jsonb;
-  _url text;
-  _sent boolean := false;
+  _ids bigint[];
 BEGIN
-  SELECT r.uid, r.policy_uid, r.channel_id INTO _item FROM insurance.risk_items r WHERE r.id = NEW.risk_item_id;
-  IF _item.channel_id IS NULL THEN
+  IF TG_OP = 'INSERT' THEN
+    _ids := ARRAY(SELECT n.id FROM new_rows n WHERE n.event = 'SALES_DISPATCH' AND n.attempts > 0);
+  ELSE
+    _ids := ARRAY(SELECT n.id FROM new_rows n JOIN old_rows o ON o.id = n.id
+                   WHERE n.event = 'SALES_DISPATCH' AND n.attempts > o.attempts);
+  END IF;
+  IF pg_catalog.cardinality(_ids) = 0 THEN
     RETURN NULL;
   END IF;
-  SELECT c.integration_payload INTO _payload FROM insurance.channels c
-   WHERE c.id = _item.channel_id AND c.active
-     AND EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = c.id);
-  IF _payload IS NULL THEN
-    RETURN NULL;
-  END IF;
-  _type := CASE NEW.status WHEN 'SUCCESS' THEN 'emission.succeeded' WHEN 'FAILED' THEN 'emission.failed'
-                           ELSE 'emission.abandoned' END;
-  IF NEW.status <> 'SUCCESS' THEN
-    -- What holders see in metadata.integration: a code and a generic message.
-    _error := pg_catalog.jsonb_build_object(
-      'code', coalesce(NEW.error_history -> -1 ->> 'code', 'UNKNOWN'),
-      'message', CASE WHEN NEW.status = 'FAILED' THEN 'The insurer could not take the policy yet; it will be retried.'
-                      ELSE 'The insurer did not take the policy.' END);
-  END IF;
-  _body := pg_catalog.jsonb_build_object(
-    'type', _type, 'timestamp', pg_catalog.now(),
-    'data', pg_catalog.jsonb_build_object(
-      'emissionId', NEW.id, 'riskItemId', NEW.risk_item_id, 'riskItemUid', _item.uid,
-      'policyUid', _item.policy_uid, 'provider', NEW.provider, 'event', NEW.event, 'status', NEW.status,
-      'externalId', NEW.external_id, 'attempts', NEW.attempts, 'nextRetryAt', NEW.next_retry_at,
-      'error', _error));
-  FOR _url IN SELECT e.url FROM webhooks._endpoints(_payload, _type) WITH ORDINALITY AS e(url, n)
-                WHERE e.url ~ '^https?://' GROUP BY e.url ORDER BY min(e.n) LOOP
-    INSERT INTO outbox.http_requests (url, body, headers, channel_id)
-    VALUES (_url, _body, pg_catalog.jsonb_build_object(
-              'webhook-id', 'msg_' || pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''),
-              'X-Outbox-Webhook', _item.channel_id),
-            _item.channel_id);
-    _sent := true;
-  END LOOP;
-  IF _sent THEN
+  INSERT INTO outbox.http_requests (url, body, headers, channel_id)
+  SELECT w.url, v.body,
+         pg_catalog.jsonb_build_object(
+           'webhook-id', 'msg_' || pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', ''),
+           'X-Outbox-Webhook', r.channel_id),
+         r.channel_id
+    FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS x(id, n)
+    JOIN insurance.integration_emissions e ON e.id = x.id
+    JOIN insurance.risk_items r ON r.id = e.risk_item_id
+    JOIN insurance.channels c ON c.id = r.channel_id AND c.active
+   CROSS JOIN LATERAL (SELECT CASE e.status WHEN 'SUCCESS' THEN 'emission.succeeded' WHEN 'FAILED' THEN 'emission.failed'
+                                            ELSE 'emission.abandoned' END AS type) t
+   CROSS JOIN LATERAL (SELECT pg_catalog.jsonb_build_object(
+                         'type', t.type, 'timestamp', pg_catalog.now(),
+                         'data', pg_catalog.jsonb_build_object(
+                           'emissionId', e.id, 'riskItemId', e.risk_item_id, 'riskItemUid', r.uid,
+                           'policyUid', r.policy_uid, 'provider', e.provider, 'event', e.event, 'status', e.status,
+                           'externalId', e.external_id, 'attempts', e.attempts, 'nextRetryAt', e.next_retry_at,
+                           -- What holders see in metadata.integration: a code and a generic message.
+                           'error', CASE WHEN e.status <> 'SUCCESS' THEN pg_catalog.jsonb_build_object(
+                                      'code', coalesce(e.error_history -> -1 ->> 'code', 'UNKNOWN'),
+                                      'message', CASE WHEN e.status = 'FAILED'
+                                                      THEN 'The insurer could not take the policy yet; it will be retried.'
+                                                      ELSE 'The insurer did not take the policy.' END) END)) AS body) v
+   CROSS JOIN LATERAL (SELECT u.url, min(u.n) AS first
+                         FROM webhooks._endpoints(c.integration_payload, t.type) WITH ORDINALITY AS u(url, n)
+                        WHERE u.url ~ '^https?://' GROUP BY u.url) w
+   WHERE EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = c.id)
+   ORDER BY x.n, w.first;
+  IF FOUND THEN
     PERFORM pg_catalog.pg_notify('outbox', '');
   END IF;
   RETURN NULL;
 END
 $$;
 COMMENT ON FUNCTION webhooks._emission_event() IS
-  'Trigger of integration_emissions (sales dispatch, an outcome recorded): queues the emission.* event for each endpoint of the item''s channel that takes it. Returns NULL (AFTER trigger).';
+  'Statement trigger of integration_emissions (sales dispatch, an outcome recorded): queues the emission.* event of each such row for each endpoint of the item''s channel that takes it. Returns NULL (AFTER trigger).';
 REVOKE ALL ON FUNCTION webhooks._emission_event() FROM PUBLIC;
 
 -- An outcome recorded: a first one (INSERT) or one more attempt (a dashboard retry that
--- resets attempts to 0 records nothing, and sends nothing).
+-- resets attempts to 0 records nothing, and sends nothing). Transition tables cannot go with
+-- a column list (UPDATE OF attempts): the function compares the attempts itself.
 CREATE TRIGGER integration_emissions_webhook_insert AFTER INSERT ON insurance.integration_emissions
-  FOR EACH ROW WHEN (NEW.event = 'SALES_DISPATCH' AND NEW.attempts > 0)
-  EXECUTE FUNCTION webhooks._emission_event();
-CREATE TRIGGER integration_emissions_webhook_update AFTER UPDATE OF attempts ON insurance.integration_emissions
-  FOR EACH ROW WHEN (NEW.event = 'SALES_DISPATCH' AND NEW.attempts > OLD.attempts)
-  EXECUTE FUNCTION webhooks._emission_event();
+  REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._emission_event();
+CREATE TRIGGER integration_emissions_webhook_update AFTER UPDATE ON insurance.integration_emissions
+  REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._emission_event();
 
 -- signing_salts(channel, overlap_seconds): {"salts": [hex]}: the channel's current salt, then the
 -- previous one while its rotation is younger than overlap_seconds; [] without a secret or for

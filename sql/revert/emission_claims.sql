@@ -4,6 +4,7 @@ SET LOCAL ROLE insurance_owner;
 
 DROP FUNCTION integrations.begin_post_sales_emission(bigint, text, integer);
 DROP FUNCTION integrations.begin_batch(jsonb, text, integer);
+DROP FUNCTION integrations._begin_one(jsonb, text, integer);
 DROP FUNCTION integrations.begin_emission_retry(bigint, text, integer);
 DROP FUNCTION integrations.begin_order_emission(bigint, text, integer);
 DROP FUNCTION integrations.begin_emission(bigint, text, text, text, integer);

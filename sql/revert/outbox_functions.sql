@@ -8,4 +8,5 @@ DROP FUNCTION outbox.record_deliveries(text, jsonb, integer);
 DROP FUNCTION outbox.is_final(integer);
 DROP FUNCTION outbox.claim_batch(text, integer, integer);
 DROP FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz);
+DROP FUNCTION outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[]);
 COMMIT;

@@ -4,6 +4,7 @@ SELECT 'integrations.emission_json(insurance.integration_emissions)'::regprocedu
        'integrations.begin_order_emission(bigint, text, integer)'::regprocedure,
        'integrations.begin_emission_retry(bigint, text, integer)'::regprocedure,
        'integrations.begin_batch(jsonb, text, integer)'::regprocedure,
+       'integrations._begin_one(jsonb, text, integer)'::regprocedure,
        'integrations.begin_post_sales_emission(bigint, text, integer)'::regprocedure;
 SELECT * FROM insurance.emission_claims WHERE false;
 DO $$

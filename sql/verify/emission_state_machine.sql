@@ -4,6 +4,7 @@ SELECT 'integrations.retry_pending(bigint)'::regprocedure,
        'integrations._clean_text(text, integer)'::regprocedure,
        'integrations.record_emission(bigint, text, text, jsonb, jsonb)'::regprocedure,
        'integrations.record_batch(jsonb, jsonb)'::regprocedure,
+       'integrations._record_outcomes(jsonb, jsonb)'::regprocedure,
        'integrations.retry_from_backoffice(bigint[])'::regprocedure;
 DO $$
 BEGIN

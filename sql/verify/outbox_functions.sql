@@ -2,6 +2,7 @@
 DO $$
 BEGIN
   ASSERT has_function_privilege('insurance_service', 'outbox.http_post(text, jsonb, jsonb, timestamptz)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[])', 'EXECUTE');
   ASSERT has_function_privilege('insurance_service', 'outbox.claim_batch(text, integer, integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_service', 'outbox.is_final(integer)', 'EXECUTE');
   ASSERT has_function_privilege('insurance_service', 'outbox.record_deliveries(text, jsonb, integer)', 'EXECUTE');

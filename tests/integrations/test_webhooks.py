@@ -435,7 +435,9 @@ def test_at_most_64_kib_of_an_answer_is_read_and_little_is_kept(wstack, worker, 
 def test_a_worker_killed_mid_batch_sends_each_event_at_least_once_with_one_id(wstack, admin, make_package):
     name, url = sandbox_hook(wstack)
     partner = make_partner(wstack, make_package, [url])
-    wstack.fault(provider="PROVIDER_A", count=100, delay=0.05)
+    # Slow enough that the kill lands mid-batch: with the set-based claims the four batches'
+    # provider calls start almost at once, and 16 at a time x 50 ms was over within one poll.
+    wstack.fault(provider="PROVIDER_A", count=100, delay=0.2)
     items = insert_items(admin, partner, partner["package"], count=100)
     ids = [i["id"] for i in items]
     keys = {f"{i['uid']}:PROVIDER_A:SALES_DISPATCH" for i in items}

@@ -5,7 +5,7 @@
 -- webhook backoff and the deferral of a busy endpoint.
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(22);
+SELECT plan(24);
 
 CREATE FUNCTION pg_temp.channel(_payload jsonb, _secret boolean DEFAULT true) RETURNS uuid LANGUAGE plpgsql AS $$
 DECLARE _id uuid;
@@ -130,6 +130,36 @@ SELECT is((SELECT data::jsonb -> 'items' FROM gateway.list_webhook_deliveries(0,
 SELECT throws_ok(format('SELECT gateway.redeliver_webhook(0, %s)', (SELECT first_a FROM ids)),
                  'PT404', 'webhook delivery not found', 'nor redelivers them');
 SELECT pg_temp.as_operator();
+
+-- A batch of outcomes (integrations.record_batch, one statement for all): each recorded sales
+-- dispatch queues its own events, in the batch's order, each with its own webhook-id.
+ALTER TABLE ids ADD COLUMN batch bigint[];
+UPDATE ids SET batch = ARRAY[pg_temp.item(a), pg_temp.item(a), pg_temp.item(a), pg_temp.item(b), pg_temp.item(NULL)];
+SELECT pg_temp.act_as('insurance_service');
+SELECT integrations.record_batch(jsonb_build_array(
+         jsonb_build_object('riskItemId', batch[1], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
+                            'outcome', '{"status": "SUCCESS", "externalId": "B-1"}'::jsonb),
+         jsonb_build_object('riskItemId', batch[2], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
+                            'outcome', '{"status": "FAILED", "retryable": false, "code": "PROVIDER_REJECTED"}'::jsonb),
+         jsonb_build_object('riskItemId', batch[3], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
+                            'outcome', '{"status": "FAILED", "retryable": true, "code": "PROVIDER_UNAVAILABLE"}'::jsonb),
+         jsonb_build_object('riskItemId', batch[4], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
+                            'outcome', '{"status": "SUCCESS", "externalId": "B-4"}'::jsonb),
+         jsonb_build_object('riskItemId', batch[5], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
+                            'outcome', '{"status": "SUCCESS", "externalId": "B-5"}'::jsonb)),
+       '{"maxAttempts": 3, "retryBaseSeconds": 1, "retryCapSeconds": 2}') FROM ids;
+SELECT pg_temp.as_operator();
+SELECT is((SELECT array_agg(array_position(batch, (o.body #>> '{data,riskItemId}')::bigint) || ' ' || o.url || ' '
+                            || (o.body ->> 'type') ORDER BY o.id)
+             FROM ids, outbox.http_requests o
+            WHERE (o.body #>> '{data,riskItemId}')::bigint = ANY (batch)),
+          ARRAY['1 https://a.example/hook emission.succeeded', '2 https://a.example/hook emission.abandoned',
+                '2 https://a.example/abandoned emission.abandoned', '3 https://a.example/hook emission.failed',
+                '4 https://b.example/hook emission.succeeded'],
+          'a batch of outcomes: each sales dispatch''s events to its channel''s endpoints, in the batch''s order');
+SELECT is((SELECT count(DISTINCT o.headers ->> 'webhook-id') FROM ids, outbox.http_requests o
+            WHERE (o.body #>> '{data,riskItemId}')::bigint = ANY (batch)), 5::bigint,
+          'each with its own webhook-id');
 
 SELECT * FROM finish();
 ROLLBACK;
