@@ -9,7 +9,10 @@ every emission is SUCCESS. Each emission is two HTTP calls: worker -> API /dispa
 In the same run, on the same database:
   - procrastinate (PyPI) draining as many no-op jobs with 2 worker processes (the peer);
   - Graphile Worker (npm) draining as many no-op jobs, one process, 16 at once (the horizon);
-  - pgbench running the equivalent SQL of one emission (claim + record SUCCESS), the ceiling.
+  - pgbench running the pipeline's own SQL transactions, the ceiling: a claim of 25 keys
+    (integrations.begin_batch) and the record of their 25 SUCCESS outcomes (record_batch), each
+    its own transaction as in the API; emissions/s = 25 x its TPS. The same for one key per
+    transaction (begin_emission + record_emission, /dispatch's path) is printed beside.
   - partner webhooks (issue 20): alternating rounds of items without a channel and items of a
     channel with a webhook endpoint (the sandbox's receiver), timed until every emission is
     SUCCESS and, with webhooks, every emission.succeeded is delivered; the cost per emission
@@ -258,27 +261,40 @@ def main() -> int:
         graphile = graphile_worker_rate(admin_url, conn, args.items)
         print(f"Graphile Worker, 1 process x 16 jobs: {graphile:8.0f}/s (no-op jobs)", flush=True)
 
-        # The ceiling: pgbench running one emission's SQL (claim + record SUCCESS) per transaction.
+        # The ceiling: pgbench running the SQL transactions the pipeline runs for a batch of 25
+        # (the worker's dispatch batch), then, for comparison, those of one key at a time.
         conn.execute("""INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
                         SELECT %s, 'pgb' || n, 'travel' FROM generate_series(1, 1000) n""", (pkg,))
         lo, hi = conn.execute("SELECT min(id), max(id) FROM insurance.risk_items WHERE policy_uid LIKE 'pgb%%'").fetchone()
         conn.execute("UPDATE insurance.packages SET sales_integration_slug = NULL WHERE id = %s", (pkg,))
-        with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-            script.write(f"""\\set rid random({lo}, {hi})
-\\set ev random(1, 1000000000)
-BEGIN;
-SELECT integrations.begin_emission(:rid, 'PROVIDER_A', 'E' || :ev, 'pgbench', 60);
-SELECT integrations.record_emission(:rid, 'PROVIDER_A', 'E' || :ev, '{{"status": "SUCCESS", "externalId": "X"}}', '{{"claimedBy": "pgbench"}}');
-COMMIT;
-""")
-        out = subprocess.run(["pgbench", "-n", "-c", "4", "-j", "2", "-T", str(args.pgbench_seconds), "-f", script.name,
-                              admin_url], capture_output=True, text=True, check=True).stdout
-        tps = float(next(line for line in out.splitlines() if line.startswith("tps")).split()[2])
-        print(f"pgbench (claim + record, 4 clients): {tps:8.0f} TPS (ceiling)", flush=True)
+        keys = ("SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('riskItemId', :rid + n, 'provider', "
+                "'PROVIDER_A', 'event', 'E' || :ev{}) ORDER BY n) FROM generate_series(0, 24) n")
+        success = """'{"status": "SUCCESS", "externalId": "X"}'"""
+        claimed_by = """'{"claimedBy": "pgbench"}'"""
+        with_outcome = f", 'outcome', {success}::jsonb"
+        scripts = {
+            "batch": (f"\\set rid random({lo}, {hi - 25})\n\\set ev random(1, 1000000000)\n"
+                      f"SELECT integrations.begin_batch(({keys.format('')}), 'pgbench', 60);\n"
+                      f"SELECT integrations.record_batch(({keys.format(with_outcome)}), {claimed_by});\n"),
+            "one": (f"\\set rid random({lo}, {hi})\n\\set ev random(1, 1000000000)\n"
+                    "SELECT integrations.begin_emission(:rid, 'PROVIDER_A', 'E' || :ev, 'pgbench', 60);\n"
+                    f"SELECT integrations.record_emission(:rid, 'PROVIDER_A', 'E' || :ev, {success}, {claimed_by});\n"),
+        }
+        ceiling = {}
+        for name, text in scripts.items():
+            with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
+                script.write(text)
+            out = subprocess.run(["pgbench", "-n", "-c", "4", "-j", "2", "-T", str(args.pgbench_seconds),
+                                  "-f", script.name, admin_url], capture_output=True, text=True, check=True).stdout
+            os.unlink(script.name)
+            ceiling[name] = float(next(line for line in out.splitlines() if line.startswith("tps")).split()[2])
+        tps = 25 * ceiling["batch"]
+        print(f"pgbench (the pipeline's transactions, 4 clients): {ceiling['batch']:8.0f} batches of 25/s "
+              f"= {tps:.0f} emissions/s (ceiling); one key per transaction pair: {ceiling['one']:.0f}/s", flush=True)
 
         print()
         print(f"items {args.items} per run, sandbox issued {issued} policies; same run: procrastinate {peer:.0f}/s, "
-              f"Graphile Worker {graphile:.0f}/s, pgbench {tps:.0f} TPS")
+              f"Graphile Worker {graphile:.0f}/s, pgbench ceiling {tps:.0f} emissions/s")
         for (api_workers, n), (rate, rss) in results.items():
             print(f"  API x{api_workers}, {n} worker(s): {rate:6.0f}/s = {rate / peer:4.2f} x procrastinate, "
                   f"{rate / graphile:4.2f} x Graphile Worker, {rate / tps:4.2f} x pgbench; worker peak RSS {rss:.0f} MB")
