@@ -36,7 +36,10 @@ clean:
 	rm -rf .venv .pytest_cache build *.egg-info
 
 # Benchmarks: each measures its yardstick in the same run and prints the ratio.
-bench: bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements
+BENCHES = bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements
+## Every benchmark, one after the other; a missed goal does not stop the others (the exit status tells).
+bench:
+	@rc=0; for target in $(BENCHES); do $(MAKE) --no-print-directory $$target || rc=1; done; exit $$rc
 
 ## GET /api/postsales/v1/me/risk-items against the bare Falcon + asyncpg yardstick.
 bench-postsales: setup

@@ -34,6 +34,7 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.lib import cpu_seconds  # noqa: E402
 from tests.conftest import free_port, wait_http  # noqa: E402  (the same helpers as the tests)
 PY = sys.executable
 PG = os.environ.get("BENCH_PG", "postgres@127.0.0.1:5432")
@@ -55,21 +56,6 @@ def api_rss_mb(pid: int) -> list[float]:
     children = [int(p) for p in subprocess.run(["pgrep", "-P", str(pid)], capture_output=True,
                                                text=True).stdout.split()]
     return [peak_rss_mb(p) for p in children or [pid]]
-
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids: list[int]) -> dict[int, float]:
-    """utime + stime of each process still alive, in seconds."""
-    found = {}
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        found[pid] = (int(fields[11]) + int(fields[12])) / TICK
-    return found
 
 
 def with_children(pid: int) -> list[int]:
