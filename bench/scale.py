@@ -92,7 +92,7 @@ def operations(ids: dict) -> list[Op]:
         Op("gateway v1 list(10)", CHANNEL, channel, "gateway.list_risk_items", (0, 0, 9, None)),
         Op("gateway v1 list(1) by policy", CHANNEL, channel, "gateway.list_risk_items", (0, 0, 0, ids["policy"])),
         Op("gateway v2 page(10), middle", CHANNEL, channel_v2, "gateway.page_risk_items", (0, 10, ids["item"], None)),
-        Op("gateway get item", CHANNEL, channel, "gateway.get_risk_item", (0, ids["uid"])),
+        Op("gateway get item", CHANNEL, channel, "gateway.get_risk_item", (0, None, ids["uid"])),
         Op("holder list", HOLDER, holder, "postsales.my_risk_items", ()),
         Op("tRPC emissions list(50)", DASHBOARD, dashboard, "dashboard.list_emissions",
            (None, None, None, None, None, None, 50)),
