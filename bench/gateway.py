@@ -59,12 +59,6 @@ def seed(admin_url: str) -> dict:
     return {"keys": keys, "item_id": item_id}
 
 
-def median(runs: list[lib.Load]) -> lib.Load:
-    return lib.Load(runs[0].name, statistics.median(r.rps for r in runs),
-                    statistics.median(r.p50_ms for r in runs), statistics.median(r.p99_ms for r in runs),
-                    sum(r.errors for r in runs))
-
-
 def main() -> int:
     admin_url = lib.bench_database()
     data = seed(admin_url)
@@ -99,7 +93,7 @@ def main() -> int:
                 cpu[name].append(micros)
         bare_rss, app_rss = bare.peak_rss_mb, app.peak_rss_mb
 
-    baseline, *rows = [median(r) for r in runs.values()]
+    baseline, *rows = [lib.medians(r) for r in runs.values()]
     print(lib.table([baseline, *rows], baseline))
     print(f"medians of {ROUNDS} alternating rounds of {SECONDS}s x {CONNECTIONS} connections; "
           + lib.rss_line({"bare": bare_rss, "gateway app": app_rss}))

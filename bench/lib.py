@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -223,6 +224,12 @@ def measured(name: str, url: str, headers: dict | None, server: "Server", db_use
     app = (after.pop(server.process.pid, 0.0) - before.get(server.process.pid, 0.0)) / requests * 1e6
     db = sum(t - before.get(pid, 0.0) for pid, t in after.items()) / requests * 1e6
     return load, (app, db)
+
+
+def medians(loads: list["Load"]) -> "Load":
+    """One row of several rounds of a load: the median of each figure, the sum of the errors."""
+    return Load(loads[0].name, statistics.median(r.rps for r in loads), statistics.median(r.p50_ms for r in loads),
+                statistics.median(r.p99_ms for r in loads), sum(r.errors for r in loads))
 
 
 def cpu_table(costs: dict[str, tuple[float, float]], baseline: str) -> str:

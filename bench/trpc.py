@@ -22,7 +22,7 @@ import orjson
 import psycopg
 
 from app.dashboard.passwords import PASSWORD_HASHER
-from bench.lib import (P99_GOAL, TRPC_GOAL, Load, app_environ, bench_database, cpu_table, goal, log, measured,
+from bench.lib import (P99_GOAL, TRPC_GOAL, Load, app_environ, bench_database, cpu_table, goal, log, measured, medians,
                        rss_line, serve, table)
 
 EMAIL = "bench-ops@insurance.invalid"
@@ -60,11 +60,6 @@ def current_rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-def median(loads: list[Load]) -> Load:
-    return Load(loads[0].name, statistics.median(r.rps for r in loads), statistics.median(r.p50_ms for r in loads),
-                statistics.median(r.p99_ms for r in loads), sum(r.errors for r in loads))
 
 
 def main() -> None:
@@ -112,7 +107,7 @@ def main() -> None:
             log(f"round {number + 1}/{args.rounds}")
         rss = {"bare": bare.peak_rss_mb, "API": api.peak_rss_mb}
         steady = current_rss_mb(api.process.pid)
-    baseline, *rows = [median(loads) for loads in runs.values()]
+    baseline, *rows = [medians(loads) for loads in runs.values()]
     by_item_ratio = statistics.median(a.rps / b.rps for a, b in zip(runs[cases[0][0]], runs[yardstick[0]]))
     by_item_p99 = statistics.median(a.p99_ms / b.p99_ms for a, b in zip(runs[cases[0][0]], runs[yardstick[0]]))
     print(f"{args.connections} connections, median of {args.rounds} alternating rounds of {args.seconds} s")

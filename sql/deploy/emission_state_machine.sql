@@ -269,7 +269,7 @@ BEGIN
     END IF;
     RETURN integrations._record_outcomes(_outcomes, _options);
   EXCEPTION WHEN OTHERS THEN
-    _out := '[]';
+    NULL;  -- rolled back to here: recorded one by one below
   END;
   FOR _o IN SELECT o FROM pg_catalog.jsonb_array_elements(_outcomes) WITH ORDINALITY AS x(o, n) ORDER BY n LOOP
     BEGIN
