@@ -173,3 +173,56 @@ def test_error_codes_come_from_one_source(served):
         assert status in DEFAULT_CODES or status == 503
     assert error_table() in (ROOT / "docs" / "api.md").read_text(), \
         "docs/api.md's error table is not app/errors.py CODES: paste `python -m app openapi --error-table`"
+
+
+def _schemas_reached(document: dict, value) -> list[dict]:
+    """Every schema object under `value`, following $refs (each component once)."""
+    seen, found, pending = set(), [], [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                if ref not in seen:
+                    seen.add(ref)
+                    pending.append(_resolve(document, item))
+                continue
+            found.append(item)
+            pending.extend(item.values())
+    return found
+
+
+@pytest.mark.parametrize("url", DOCUMENTS)
+def test_no_request_body_declares_a_default(served, url):
+    """openapi-typescript's default `defaultNonNullable` makes a property with a `default` required
+    in a named schema, request bodies included (DESIGN.md §5): a body that leaves it out would not
+    type-check. The server's defaults are said in descriptions instead."""
+    document = served[url]
+    defaults = [f"{m} {p}: {s}" for p, m, op in operations(document)
+                for s in _schemas_reached(document, op.get("requestBody", {})) if "default" in s]
+    assert defaults == []
+
+
+def test_every_partner_body_and_answer_is_a_named_schema(served):
+    """Generated clients name what a partner handles after the schema (`WebhookDeliveryWindowAnswer`),
+    never after the operation (`ListWebhookDeliveriesV1Response200`): every request body and
+    answer of the partner document, and the webhook it receives, is a $ref to a component."""
+    document = served["/openapi/partner.json"]
+    items = list(operations(document)) + [(f"webhooks/{name}", m, op) for name, item in document["webhooks"].items()
+                                          for m, op in item.items()]
+    inline = []
+    for path, method, op in items:
+        bodies = [("body", op.get("requestBody", {}))] + [
+            (code, r) for code, r in op.get("responses", {}).items() if "$ref" not in r]
+        for where, part in bodies:
+            for media in part.get("content", {}).values():
+                if "$ref" not in media.get("schema", {}):
+                    inline.append(f"{method} {path} {where}")
+    assert inline == []
+    event = document["webhooks"]["emissionEvent"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert event == {"$ref": "#/components/schemas/WebhookEvent"}
+    assert {"WebhookEvent", "WebhookEventData", "WebhookDelivery", "WebhookDeliveryWindowAnswer",
+            "WebhookDeliveryListAnswer", "WebhookDeliveryAnswer"} <= set(document["components"]["schemas"])
+    assert "webhooks" not in served["/openapi/holder.json"]

@@ -3,8 +3,9 @@
 As a partner would: fetch the document from a live `serve`, generate a Python client with
 openapi-python-client and TypeScript types with openapi-typescript (the versions pyproject.toml
 and tests/clients/package-lock.json pin), compile both (compileall and an import; `tsc` in
-strict mode with openapi-fetch), then run the partner scripts of tests/clients/ against the
-same server: authorize, create, list, get one, and a missing item read as the error envelope.
+strict mode with openapi-fetch; both with the generators' default options), then run the partner scripts of tests/clients/ against the
+same server: authorize, create (every field, then only the required ones), list, get one, and a
+missing item read as the error envelope.
 The scripts hold no patch and no non-null assertion; a document that types an answer wrongly
 fails to compile or fails at run time here.
 """
@@ -60,6 +61,7 @@ def check_answers(out: str, policy: str) -> None:
     assert answers["metadata"] is True
     assert answers["missing"] == "RISK_ITEM_NOT_FOUND"
     assert answers["requestId"]
+    assert answers["minimal"] is True, "a body without the optional fields was not created with the defaults"
 
 
 def test_python_client_generates_compiles_and_runs(partner):

@@ -69,6 +69,10 @@ def _merge(document: dict, part: dict, audience: str | None) -> None:
             if name in known and known[name] != value:
                 raise ValueError(f"components/{kind}/{name} is defined twice, differently")
             known[name] = value
+    for name, item in (part.get("webhooks") or {}).items():  # OpenAPI 3.1: the events we POST to partners
+        if name in document.setdefault("webhooks", {}):
+            raise ValueError(f"webhook {name} is documented twice")
+        document["webhooks"][name] = item
     document.setdefault("tags", []).extend(part.get("tags", []))
 
 
@@ -225,15 +229,17 @@ def _refs(value: Any) -> Iterator[str]:
 
 def for_audience(document: dict, audience: str) -> dict:
     """The operations of one audience, with only the components, tags and schemes they use."""
-    part = {k: v for k, v in document.items() if k not in ("paths", "components", "tags")}
+    part = {k: v for k, v in document.items() if k not in ("paths", "components", "tags", "webhooks")}
     part["info"] = {**document["info"], "title": f"{document['info']['title']} ({audience})"}
     part["paths"] = {}
     for path, item in document["paths"].items():
         kept = {m: op for m, op in item.items() if m not in METHODS or op.get("x-audience") == audience}
         if any(m in METHODS for m in kept):
             part["paths"][path] = kept
+    if audience == "partner" and document.get("webhooks"):  # the events partners receive
+        part["webhooks"] = document["webhooks"]
     components: dict[str, dict] = {}
-    pending = list(_refs(part["paths"]))
+    pending = list(_refs(part["paths"])) + list(_refs(part.get("webhooks", {})))
     while pending:
         ref = pending.pop()
         _, _, kind, name = ref.split("/", 3)
@@ -248,6 +254,7 @@ def for_audience(document: dict, audience: str) -> dict:
                                          if k in schemes}
     part["components"] = components
     used = {tag for _, _, op in operations(part) for tag in op.get("tags", [])}
+    used |= {tag for item in part.get("webhooks", {}).values() for op in item.values() for tag in op.get("tags", [])}
     part["tags"] = [t for t in document.get("tags", []) if t["name"] in used]
     return part
 

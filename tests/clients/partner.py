@@ -1,6 +1,6 @@
 """A partner's script, written against the client openapi-python-client generates from
 /openapi/partner.json (package `partner_client`), unpatched: authorize, create, list, get one,
-and a missing item read as the error envelope. Prints one JSON line for
+and a missing item read as the error envelope, and a minimal body (no optional field). Prints one JSON line for
 tests/test_openapi_clients.py. Usage: partner.py BASE_URL API_KEY PACKAGE_UID POLICY_UID
 """
 import json
@@ -30,6 +30,14 @@ created = create_risk_item_v2.sync(client=partner, body=body)
 if not isinstance(created, GatewayRiskItemAnswer):
     sys.exit(f"create failed: {created}")
 
+# The least the API accepts: a beneficiary without share or is_holder (the server's defaults).
+minimal = GatewayRiskItemCreate(package_uid=package_uid, policy_uid=f"{policy_uid}-MIN", variant=VariantCode.TRAVEL,
+                                insured_subject=InsuredSubject.from_dict({"name": "Grace Hopper"}),
+                                beneficiaries=[GatewayBeneficiaryInput(name="Grace Hopper")])
+small = create_risk_item_v2.sync(client=partner, body=minimal)
+if not isinstance(small, GatewayRiskItemAnswer):
+    sys.exit(f"create (minimal) failed: {small}")
+
 page = list_risk_items_v2.sync(client=partner, limit=10)
 if not isinstance(page, GatewayRiskItemListAnswer) or not isinstance(page.data, GatewayRiskItemPage):
     sys.exit(f"list failed: {page}")
@@ -51,4 +59,5 @@ print(json.dumps({
     "metadata": one.data.metadata["campaign"] == "spring",
     "missing": missing.error.code == ErrorCode.RISK_ITEM_NOT_FOUND and missing.error.code.value,
     "requestId": missing.request_id,
+    "minimal": small.data.beneficiaries[0].share == 0 and small.data.beneficiaries[0].is_holder is False,
 }))

@@ -1,7 +1,7 @@
 // A partner's script, written against the types openapi-typescript generates from
 // /openapi/partner.json (./partner-api.d.ts) and openapi-fetch, unpatched and without a
 // non-null assertion: authorize, create, list, get one, and a missing item read as the error
-// envelope. Prints one JSON line for tests/test_openapi_clients.py.
+// envelope, and a minimal body (no optional field). Prints one JSON line for tests/test_openapi_clients.py.
 // Usage: node partner.js BASE_URL API_KEY PACKAGE_UID POLICY_UID
 import createClient from "openapi-fetch";
 import type { components, paths } from "./partner-api.js";
@@ -43,6 +43,19 @@ async function main(): Promise<void> {
   if (!created.data) fail("create", created.error);
   const item = created.data.data;
 
+  // The least the API accepts: a beneficiary without share or isHolder (the server's defaults,
+  // 0 and false). With openapi-typescript's default options a schema `default` made them required.
+  const minimal: RiskItemCreate = {
+    package_uid: packageUid,
+    policy_uid: `${policyUid}-MIN`,
+    variant: "travel",
+    insured_subject: { name: "Grace Hopper" },
+    beneficiaries: [{ name: "Grace Hopper" }],
+  };
+  const small = await client.POST("/api/gateway/v2/risk-items", { headers: auth, body: minimal });
+  if (!small.data) fail("create (minimal)", small.error);
+  const defaults = small.data.data.beneficiaries[0];
+
   const listed = await client.GET("/api/gateway/v2/risk-items", { headers: auth, params: { query: { limit: 10 } } });
   if (!listed.data) fail("list", listed.error);
   const page = listed.data.data;
@@ -68,6 +81,7 @@ async function main(): Promise<void> {
     metadata: one.data.data.metadata["campaign"] === "spring",
     missing: missing.response.status === 404 && code,
     requestId: missing.error.requestId,
+    minimal: defaults?.share === 0 && defaults.isHolder === false,
   }));
 }
 
