@@ -8,8 +8,9 @@ in SQL; this module holds what needs a secret or the network:
     the command line (which prints it once) and by the worker (which signs with it). A stolen
     database gives no secret without the key, which only the processes hold.
   * **Endpoints.** `check_endpoints` validates a channel's `webhooks` when it is saved:
-    a URL string or {"url", "events"}, at most 5; outside development and test, https only and
-    a host that resolves to public addresses only (`check_address`, run again at delivery).
+    a URL string or {"url", "events"}, at most 5; outside development and test, https only, port
+    443 or 1024-65535, and a host that resolves to public addresses only (`is_public`, one rule,
+    checked again at delivery through an asynchronous resolver with a deadline, `Resolver`).
   * **Delivery.** `Deliverer.deliver` sends one outbox row: webhook-id (the row's, stable across
     retries), webhook-timestamp (this attempt's), webhook-signature (`v1,<base64>`, two of them
     during WEBHOOK_SECRET_OVERLAP after a rotation); a total deadline (WEBHOOK_TIMEOUT); no
@@ -32,7 +33,6 @@ import hmac
 import ipaddress
 import random
 import re
-import socket
 import time
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
@@ -85,34 +85,112 @@ def sign(secrets_: list[str], msg_id: str, timestamp: int, body: str) -> str:
 
 # ---------------------------------------------------------------- endpoint rules
 
-def _blocked(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """Loopback, private, link-local (the cloud metadata address is one), multicast, reserved,
-    unspecified, shared (100.64/10) or any other non-global address."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return not address.is_global or address.is_multicast
+# Special-purpose IPv6 prefixes that carry an IPv4 address in their last 32 bits (or, for 6to4,
+# in bits 16-48): the address they reach is that IPv4 address, judged as such.
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")           # RFC 6052 well-known NAT64 prefix
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")   # RFC 8215 local-use NAT64: the operator's own
+_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")   # RFC 2765 IPv4-translated
+_COMPATIBLE = ipaddress.ip_network("::/96")             # RFC 4291 IPv4-compatible (deprecated)
+# Ports a webhook may use outside development: https's own, or any unprivileged one (1024-65535).
+# The well-known ports below 1024 (ssh, smtp, dns, ...) belong to services no partner receives on.
+HTTPS_PORT = 443
+MIN_UNPRIVILEGED_PORT = 1024
 
 
-async def resolve(host: str, port: int) -> list[str]:
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address reaches through: IPv4-mapped, IPv4-translated,
+    IPv4-compatible, NAT64 (well-known prefix) or 6to4; None for any other."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if any(address in net for net in (_NAT64, _TRANSLATED, _COMPATIBLE)):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """The one address rule of webhook endpoints, at save and at send: a global unicast address.
+    Refused: loopback, private, link-local (the cloud metadata address 169.254.169.254 is one),
+    unique-local (fc00::/7, where fd00:ec2::254 lives), shared (100.64/10), multicast, reserved,
+    unspecified, and every IPv6 form that reaches one of those through an embedded IPv4 address
+    (IPv4-mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d, 6to4 2002:aabb:ccdd::). The forms that
+    are never routed on the internet are refused whatever they embed: NAT64's local-use prefix
+    64:ff9b:1::/48 (the operator's own translator, which would reach its private networks),
+    IPv4-compatible ::a.b.c.d and IPv4-translated ::ffff:0:a.b.c.d."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.scope_id or any(address in net for net in (_NAT64_LOCAL, _TRANSLATED, _COMPATIBLE)):
+            return False
+        inner = embedded_ipv4(address)
+        if inner is not None:
+            address = inner
+    return address.is_global and not address.is_multicast
+
+
+# A host's resolution at send time has this long (within the delivery's own WEBHOOK_TIMEOUT).
+RESOLVE_TIMEOUT = 5.0
+
+
+class Resolver:
+    """Asynchronous DNS (dnspython) with a deadline: a lookup is a few UDP packets on the event
+    loop, never a thread of a shared pool, so one partner's resolver that never answers delays
+    nobody else's delivery; it ends at `timeout` as WEBHOOK_HOST_UNRESOLVED. `nameservers`
+    ("ip" or "ip:port") replaces /etc/resolv.conf's. `localhost` and `*.localhost` are loopback
+    (RFC 6761), as a system resolver says."""
+
+    def __init__(self, nameservers: list[str] | None = None, timeout: float = RESOLVE_TIMEOUT) -> None:
+        import dns.asyncresolver
+        self.timeout = timeout
+        self._resolver = dns.asyncresolver.Resolver(configure=not nameservers)
+        if nameservers:
+            self._resolver.nameservers = [n.rsplit(":", 1)[0] if n.count(":") == 1 else n for n in nameservers]
+            ports = {int(n.rsplit(":", 1)[1]) for n in nameservers if n.count(":") == 1}
+            if ports:
+                self._resolver.port = ports.pop()
+
+    async def __call__(self, host: str) -> list[str]:
+        import dns.exception
+        import dns.resolver
+        name = host.rstrip(".").lower()
+        if name == "localhost" or name.endswith(".localhost"):
+            return ["127.0.0.1", "::1"]
+        try:
+            async with asyncio.timeout(self.timeout):
+                answer = await self._resolver.resolve_name(name, lifetime=self.timeout)
+        except (TimeoutError, dns.exception.Timeout):
+            raise EndpointError("WEBHOOK_HOST_UNRESOLVED",
+                                f"{host} did not resolve within {self.timeout:g} s") from None
+        except (dns.exception.DNSException, UnicodeError, ValueError) as exc:
+            raise EndpointError("WEBHOOK_HOST_UNRESOLVED", f"{host} does not resolve ({exc.__class__.__name__})") from None
+        return sorted(set(answer.addresses()))
+
+
+_default_resolver: Resolver | None = None
+
+
+def default_resolver() -> Resolver:
+    """The system's resolvers (/etc/resolv.conf), made once."""
+    global _default_resolver
+    if _default_resolver is None:
+        _default_resolver = Resolver()
+    return _default_resolver
+
+
+async def resolve(host: str, resolver: Resolver | None = None) -> list[str]:
     """Every address `host` resolves to (a literal address: itself)."""
     try:
         return [str(ipaddress.ip_address(host.strip("[]")))]
     except ValueError:
         pass
-    loop = asyncio.get_running_loop()
-    try:
-        infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise EndpointError("WEBHOOK_HOST_UNRESOLVED", f"{host} does not resolve ({exc.__class__.__name__})") from None
-    return sorted({info[4][0] for info in infos})
+    return await (resolver or default_resolver())(host)
 
 
-async def check_address(host: str, port: int) -> list[str]:
-    """The host's addresses when every one is public; EndpointError otherwise."""
-    addresses = await resolve(host, port)
+async def check_address(host: str, resolver: Resolver | None = None) -> list[str]:
+    """The host's addresses when every one is public (`is_public`); EndpointError otherwise."""
+    addresses = await resolve(host, resolver)
     if not addresses:
         raise EndpointError("WEBHOOK_HOST_UNRESOLVED", f"{host} does not resolve")
-    bad = [a for a in addresses if _blocked(ipaddress.ip_address(a.split("%")[0]))]
+    bad = [a for a in addresses if not is_public(ipaddress.ip_address(a))]
     if bad:
         raise EndpointError("WEBHOOK_ADDRESS_NOT_PUBLIC",
                             f"{host} resolves to an address that is not public ({bad[0]})")
@@ -134,10 +212,14 @@ def parse_url(url: Any, public_only: bool) -> tuple[str, str, int]:
         raise EndpointError("WEBHOOK_URL_INVALID", "a webhook url carries no credentials")
     if public_only and parts.scheme != "https":
         raise EndpointError("WEBHOOK_URL_NOT_HTTPS", f"{url!r}: webhooks go to https URLs only")
-    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
+    port = port or (HTTPS_PORT if parts.scheme == "https" else 80)
+    if public_only and port != HTTPS_PORT and port < MIN_UNPRIVILEGED_PORT:
+        raise EndpointError("WEBHOOK_PORT_NOT_ALLOWED",
+                            f"{url!r}: a webhook port is {HTTPS_PORT} or {MIN_UNPRIVILEGED_PORT}-65535")
+    return parts.scheme, parts.hostname, port
 
 
-async def check_endpoints(webhooks: Any, public_only: bool) -> list[dict[str, Any]]:
+async def check_endpoints(webhooks: Any, public_only: bool, resolver: Resolver | None = None) -> list[dict[str, Any]]:
     """A channel's `webhooks`, normalised to [{"url", "events"}] (events: every event when not
     given); EndpointError for the first rule broken. public_only outside development and test."""
     if webhooks is None:
@@ -159,7 +241,7 @@ async def check_endpoints(webhooks: Any, public_only: bool) -> list[dict[str, An
             raise EndpointError("WEBHOOKS_INVALID", "each webhook is a URL or {\"url\", \"events\"}")
         _, host, port = parse_url(url, public_only)
         if public_only:
-            await check_address(host, port)
+            await check_address(host, resolver)
         out.append({"url": url, "events": list(dict.fromkeys(events))})
     if len({e["url"] for e in out}) != len(out):
         raise EndpointError("WEBHOOKS_INVALID", "a webhook url is listed twice")
@@ -199,8 +281,9 @@ class Deliverer:
     def __init__(self, client: httpx.AsyncClient, secrets_of: Secrets, *, public_only: bool,
                  timeout: float = 10.0, retry_base: float = 10.0, retry_cap: float = 3600.0,
                  per_endpoint: int = 4, on_result: Callable[[str], None] | None = None,
-                 max_wait: float = 20.0, max_waiting: int = 1024) -> None:
+                 max_wait: float = 20.0, max_waiting: int = 1024, resolver: Resolver | None = None) -> None:
         self.client = client
+        self.resolver = resolver
         self.secrets_of = secrets_of
         self.public_only = public_only
         self.timeout = timeout
@@ -265,7 +348,7 @@ class Deliverer:
                 if self.public_only:
                     # Checked again now (DNS may have changed since the save), and the connection
                     # goes to the address checked, so a second lookup cannot point elsewhere.
-                    address = (await check_address(host, port))[0]
+                    address = (await check_address(host, self.resolver))[0]
                     parts = urlsplit(url)
                     literal = f"[{address}]" if ":" in address else address
                     url = parts._replace(netloc=f"{literal}:{port}").geturl()

@@ -37,6 +37,24 @@ def test_a_derived_secret_is_a_standard_webhooks_secret_and_both_signatures_veri
     ("https://[::ffff:192.168.0.1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),
     ("https://100.64.0.1/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),
     ("https://localhost/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),
+    ("https://api.localhost/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),
+    # IPv6 forms that reach a private, loopback or metadata IPv4 address (issue 29)
+    ("https://[64:ff9b::127.0.0.1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),       # NAT64, well-known prefix
+    ("https://[64:ff9b::a9fe:a9fe]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),       # ... to 169.254.169.254
+    ("https://[64:ff9b:1::a00:1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),         # NAT64, local-use prefix
+    ("https://[64:ff9b:1::808:808]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),       # local-use, whatever it embeds
+    ("https://[::127.0.0.1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),              # IPv4-compatible
+    ("https://[::8.8.8.8]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),                # deprecated, never routed
+    ("https://[::ffff:0:127.0.0.1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),       # IPv4-translated
+    ("https://[::ffff:127.0.0.1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),         # IPv4-mapped
+    ("https://[2002:7f00:1::]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),            # 6to4 of 127.0.0.1
+    ("https://[2002:a9fe:a9fe::1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),        # 6to4 of the metadata address
+    ("https://[fd00:ec2::254]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),            # unique-local (AWS metadata)
+    ("https://[fe80::1]/hook", "WEBHOOK_ADDRESS_NOT_PUBLIC"),                  # link-local
+    # the port rule: 443 or 1024-65535
+    ("https://partner.example:22/hook", "WEBHOOK_PORT_NOT_ALLOWED"),
+    ("https://partner.example:25/hook", "WEBHOOK_PORT_NOT_ALLOWED"),
+    ("https://partner.example:80/hook", "WEBHOOK_PORT_NOT_ALLOWED"),
     ("/relative", "WEBHOOK_URL_INVALID"),
     ("https://user:pw@partner.example/", "WEBHOOK_URL_INVALID"),
     ("ftp://partner.example/", "WEBHOOK_URL_INVALID"),
@@ -58,6 +76,18 @@ async def test_endpoints_are_normalised_and_limited():
     for bad in ("http://x/", [{"url": "http://x/", "events": ["policy.sold"]}], [{"uri": "http://x/"}], [42]):
         with pytest.raises(EndpointError):
             await check_endpoints(bad, public_only=False)
+
+
+@pytest.mark.parametrize("url", [
+    "https://[64:ff9b::808:808]/hook",   # NAT64 of a public address: an IPv6-only partner
+    "https://[2002:808:808::1]/hook",    # 6to4 of a public address
+    "https://[2606:4700::1111]:8443/hook",
+    "https://8.8.8.8:443/hook",
+    "https://8.8.8.8:1024/hook",
+    "https://8.8.8.8:65535/hook",
+])
+async def test_public_addresses_and_allowed_ports_are_accepted(url):
+    assert (await check_endpoints([url], public_only=True))[0]["url"] == url
 
 
 def test_backoff_doubles_from_the_base_up_to_the_cap():
