@@ -15,6 +15,7 @@ ever reaches a client; the log keeps the cause with the request id.
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import asyncpg
@@ -48,8 +49,7 @@ DEFAULT_CODES = {
 CODES: dict[str, tuple[int, str | None, str]] = {
     "BAD_REQUEST": (400, "IdDetails", "a request this route cannot read (another 400 than those below)"),
     "MALFORMED_JSON": (400, None, "the body is not JSON (or not UTF-8)"),
-    "VALIDATION_ERROR": (400, "FieldProblems, FieldDetails or FieldListDetails",
-                         "a body, parameter or path id that breaks a rule; the field(s) in details"),
+    "VALIDATION_ERROR": (400, "FieldProblems", "a body, parameter or path id that breaks a rule; every field in details"),
     "MISSING_API_KEY": (400, None, "authorize without `x-api-key`"),
     "MISSING_BEARER_TOKEN": (400, "HintDetails", "no or malformed `Authorization: Bearer`"),
     "INVALID_WINDOW": (400, "WindowDetails", "a gateway window out of bounds (0 <= from <= to, at most 100 items)"),
@@ -86,13 +86,13 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "UNKNOWN_PACKAGE": (422, None, "no such package"),
     "INVALID_VARIANT": (422, "VariantsDetails", "a variant the package does not sell"),
     "RESERVED_FIELD": (422, "FieldProblems", "metadata holds a key the system owns"),
-    "FIELD_NOT_EDITABLE": (422, "FieldListDetails", "a post-sales change outside the allow-list"),
-    "INVALID_VALUE": (422, "FieldDetails", "a post-sales value that breaks a rule"),
+    "FIELD_NOT_EDITABLE": (422, "FieldProblems", "a post-sales change outside the allow-list"),
+    "INVALID_VALUE": (422, "FieldProblems", "a post-sales value that breaks a rule"),
     "EMPTY_PATCH": (422, None, "a post-sales change with nothing to change"),
     "HOLDER_NOT_REMOVABLE": (422, None, "the holder beneficiary cannot be removed"),
     "SHARES_EXCEED_100": (422, "TotalDetails", "the beneficiaries' shares would add up to more than 100"),
     "BENEFICIARY_LIMIT": (422, "LimitDetails", "a risk item holds at most 50 beneficiaries (every surface)"),
-    "RATE_LIMITED": (429, "RetryAfterDetails", "a rate limit is used up; see Retry-After"),
+    "RATE_LIMITED": (429, "RetryAfterDetails", "a rate limit is used up; see Retry-After and X-RateLimit-*"),
     "OTP_COOLDOWN": (429, "RetryAfterDetails", "a login code was sent less than 60 s ago"),
     "OTP_RATE_LIMITED": (429, "RetryAfterDetails", "5 login codes this hour for this e-mail from this client "
                          "address, or 20 for this e-mail from all addresses"),
@@ -115,6 +115,23 @@ _INTEGRITY = {
 _DATA_EXCEPTION = (400, "VALIDATION_ERROR", "a value in the request is malformed or out of range")
 
 
+# The codes whose details name fields: always [{field, message}] (FieldProblems), whatever shape
+# the raiser gave ({"field"}, {"fields"}, or none: a problem that is no one field's has field "").
+FIELD_CODES = frozenset(code for code, (_, details, _) in CODES.items() if details == "FieldProblems")
+
+
+def field_problems(details: Any, message: str) -> list[dict[str, str]]:
+    """`details` as [{field, message}]: {"field": f} and {"fields": [f, ...]} take the error's
+    message; a list keeps its items' own; nothing at all is one problem of no field."""
+    if isinstance(details, list) and all(isinstance(d, dict) and "field" in d for d in details):
+        return [{"field": str(d["field"]), "message": str(d.get("message") or message)} for d in details]
+    if isinstance(details, dict) and isinstance(details.get("fields"), list):
+        return [{"field": str(f), "message": message} for f in details["fields"]]
+    if isinstance(details, dict) and "field" in details:
+        return [{"field": str(details["field"]), "message": str(details.get("message") or message)}]
+    return [{"field": "", "message": message}]
+
+
 class ApiError(falcon.HTTPError):
     """An error with a stable code, rendered in the envelope."""
 
@@ -123,7 +140,19 @@ class ApiError(falcon.HTTPError):
         super().__init__(falcon.code_to_http_status(status), headers=headers)
         self.code = code or DEFAULT_CODES.get(status, "ERROR")
         self.message = message or falcon.code_to_http_status(status).split(" ", 1)[1].lower()
-        self.details = details
+        self.details = field_problems(details, self.message) if self.code in FIELD_CODES else details
+
+
+def rate_limited(code: str, message: str, retry_after: int, limit: int | None, reset: int | None = None) -> ApiError:
+    """429 for a used-up limit, as every limit answers it (DESIGN.md §3, §8): details
+    {"retryAfter": seconds}, Retry-After, and X-RateLimit-Limit (the limit refused),
+    X-RateLimit-Remaining 0 and X-RateLimit-Reset (epoch seconds when a try may succeed)."""
+    retry_after = max(1, int(retry_after))
+    reset = int(time.time()) + retry_after if reset is None else reset
+    headers = {"Retry-After": str(retry_after), "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)}
+    if limit is not None:
+        headers["X-RateLimit-Limit"] = str(limit)
+    return ApiError(429, code, message, {"retryAfter": retry_after}, headers=headers)
 
 
 def bad_request(message: str, code: str = "VALIDATION_ERROR", details: Any = None) -> ApiError:

@@ -170,10 +170,10 @@ class Login(_SessionRoute):
         found = await call(db.ANON, None, "dashboard.login_user", email, ip)
         user = orjson.loads(found) if found else None
         if user and "error" in user:  # this (e-mail, address), this address or the account: no attempt left
-            retry_after = str(user.get("retryAfter", 60))
+            retry_after = int(user.get("retryAfter", 60))
             log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
-            raise errors.ApiError(429, "RATE_LIMITED", "too many failed logins, try again later",
-                                  headers={"Retry-After": retry_after})
+            raise errors.rate_limited("RATE_LIMITED", "too many failed logins, try again later", retry_after,
+                                      user.get("limit"))
         # The attempt is already counted (login_user reserved it). An unknown e-mail costs the
         # same hash verification as a wrong password; at most DASHBOARD_LOGIN_CONCURRENCY
         # verifications (7 MiB each, app/dashboard/passwords.py) run at once in this process,

@@ -16,7 +16,7 @@ import falcon
 import orjson
 
 from app import db
-from app.errors import ApiError, bad_request
+from app.errors import ApiError, bad_request, rate_limited
 from app.auth import bearer
 from app.gateway.auth import BranchGuard
 from app.responses import send_raw
@@ -57,8 +57,8 @@ def answer(resp: falcon.Response, reply, status: int = 200, data: bytes | str | 
                    "X-RateLimit-Remaining": str(max(reply["rate_remaining"], 0)),
                    "X-RateLimit-Reset": str(reply["rate_reset"])}
         if reply["rate_remaining"] < 0:
-            headers["Retry-After"] = str(max(1, reply["rate_reset"] - int(time.time())))
-            raise ApiError(429, "RATE_LIMITED", "rate limit exceeded", headers=headers)
+            raise rate_limited("RATE_LIMITED", "rate limit exceeded", reply["rate_reset"] - int(time.time()),
+                               reply["rate_limit"], reply["rate_reset"])
         resp.set_headers(headers)
     send_raw(resp, reply["data"] if data is None else data, status)
 

@@ -14,7 +14,8 @@ so that no file repeats it (CONTRIBUTING.md, "API reference"):
   not import a surface), operationIds suffixed with the branch (authorizeV1, ...);
 - `security: [{gatewayBearer: []}]` on a path under /api/gateway/<branch>/ becomes that
   branch's own scheme (gatewayV1, gatewayIaV2, ...), generated here with the branch rule;
-- responses: `X-Request-Id` on every answer, X-RateLimit-* on a gateway bearer route's success,
+- responses: `X-Request-Id` on every answer, X-RateLimit-* on a gateway bearer route's success
+  and on every 429,
   413/415 where a body is read, 500 and 503 DATABASE_BUSY on every envelope route that reads
   the database (`x-database: false` opts out);
 - the `ErrorCode` enum, from app/errors.py CODES;
@@ -190,6 +191,9 @@ def _responses(document: dict) -> None:
                     headers.setdefault(name, {"$ref": _HEADER + name})
             if status in ("429", "503"):
                 headers.setdefault("Retry-After", {"$ref": _HEADER + "Retry-After"})
+            if status == "429":  # every limit says which it is and when it resets
+                for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"):
+                    headers.setdefault(name, {"$ref": _HEADER + name})
 
 
 def load(branches: Branches) -> dict:

@@ -21,7 +21,7 @@ import orjson
 
 from app import validation
 from app.db import ANON
-from app.errors import ApiError
+from app.errors import ApiError, rate_limited
 from app.responses import send
 
 # Outcomes of the SQL functions -> (status, message).
@@ -60,13 +60,15 @@ def otp_hash(secret: bytes, email: str, code: str) -> bytes:
     return hmac.new(secret, f"{email}:{code}".encode(), hashlib.sha256).digest()
 
 
-def otp_error(outcome: dict[str, Any]) -> ApiError:
+def otp_error(outcome: dict[str, Any], limits: dict[str, int]) -> ApiError:
+    """The ApiError of a refused request or verification. A used-up limit answers as every limit
+    does (app.errors.rate_limited): details {"retryAfter"}, Retry-After and X-RateLimit-*, the
+    limit being the one SQL names (`limit`) or the one this route gave it (`limits`)."""
     status, message = OTP_ERRORS[outcome["error"]]
-    retry_after = outcome.get("retry_after")
+    retry_after = outcome.get("retryAfter", outcome.get("retry_after"))
     if retry_after is None:
         return ApiError(status, outcome["error"], message)
-    return ApiError(status, outcome["error"], message, {"retry_after": retry_after},
-                    headers={"Retry-After": str(retry_after)})
+    return rate_limited(outcome["error"], message, retry_after, outcome.get("limit") or limits.get(outcome["error"]))
 
 
 class OtpRequest:
@@ -85,7 +87,7 @@ class OtpRequest:
             ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl,
             self.addresses.limit_key(req), self.ip_limit))
         if "error" in outcome:
-            raise otp_error(outcome)
+            raise otp_error(outcome, {"OTP_IP_RATE_LIMITED": self.ip_limit})
         if outcome["send"]:
             self.mailer.send_otp_later(email, code, self.ttl)
         send(resp, {"message": "If this e-mail holds active policies, a code has been sent to it.",
@@ -108,6 +110,6 @@ class OtpVerify:
             ANON, None, "postsales.verify_otp", email, otp_hash(self.secret, email, body["otp"]),
             self.max_attempts, self.addresses.limit_key(req), self.ip_limit))
         if "error" in outcome:
-            raise otp_error(outcome)
+            raise otp_error(outcome, {"OTP_IP_RATE_LIMITED": self.ip_limit, "OTP_ATTEMPTS_EXHAUSTED": self.max_attempts})
         token = self.tokens.issue(email, email=email)
         send(resp, {"access_token": token, "token_type": "Bearer", "expires_in": self.tokens.lifetime})

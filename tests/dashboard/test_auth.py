@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from urllib.parse import quote
 
 import falcon.testing
@@ -66,6 +67,8 @@ async def test_malformed_login_is_400(client, body):
     resp = await client.simulate_post("/api/auth/login", json=body)
     assert resp.status_code == 400
     assert resp.json["error"]["code"] == "VALIDATION_ERROR"
+    problems = resp.json["error"]["details"]  # [{field, message}], as on every surface
+    assert problems and all(set(p) == {"field", "message"} for p in problems), resp.text
 
 
 async def test_login_from_a_foreign_origin_is_403(client, make_user):
@@ -81,6 +84,10 @@ async def test_failed_logins_are_limited_per_email_and_address(client, make_user
     assert limited.status_code == 429
     assert limited.json["error"]["code"] == "RATE_LIMITED"
     assert 1 <= int(limited.headers["retry-after"]) <= 900
+    # As every limit answers (issue 29): retryAfter, and X-RateLimit-* naming the (e-mail, address) limit.
+    assert limited.json["error"]["details"] == {"retryAfter": int(limited.headers["retry-after"])}
+    assert limited.headers.get("x-ratelimit-limit") == "5" and limited.headers["x-ratelimit-remaining"] == "0"
+    assert int(limited.headers["x-ratelimit-reset"]) >= time.time()
     other = make_user()
     assert (await login(client, other["email"])).status_code == 200  # another e-mail is not locked out
 

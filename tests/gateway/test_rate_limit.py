@@ -46,6 +46,7 @@ async def test_limit_holds_across_two_app_instances(client, make_channel, author
         assert refused.json["error"]["code"] == "RATE_LIMITED"
         assert refused.headers["x-ratelimit-remaining"] == "0"
         assert 1 <= int(refused.headers["retry-after"]) <= 60
+        assert refused.json["error"]["details"] == {"retryAfter": int(refused.headers["retry-after"])}
         assert admin.execute("SELECT count(*) AS n FROM insurance.risk_items WHERE channel_id = %s",
                              (channel["id"],)).fetchone()["n"] == 0, "a refused call does nothing"
         validator = await one.simulate_get(api("v1", "auth/validator"), headers=bearer(token))

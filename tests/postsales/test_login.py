@@ -15,6 +15,17 @@ REQUEST = f"{PREFIX}/auth/otp/request"
 VERIFY = f"{PREFIX}/auth/otp/verify"
 
 
+def assert_limited(resp, limit: int) -> None:
+    """A used-up limit answers as every limit does (docs/api.md): details {retryAfter} in camelCase,
+    Retry-After, and X-RateLimit-Limit (the limit refused), -Remaining 0, -Reset when it frees."""
+    import time
+    retry_after = int(resp.headers["retry-after"])
+    assert resp.json["error"]["details"] == {"retryAfter": retry_after}, resp.text
+    assert resp.headers.get("x-ratelimit-limit") == str(limit), dict(resp.headers)
+    assert resp.headers.get("x-ratelimit-remaining") == "0"
+    assert abs(int(resp.headers["x-ratelimit-reset"]) - (time.time() + retry_after)) <= 5
+
+
 async def test_the_mailed_code_logs_the_holder_in(ps_client, mailbox, make_risk_item, holder_email):
     make_risk_item(holder_email=holder_email)
     resp = await ps_client.simulate_post(REQUEST, json={"email": holder_email.upper()})
@@ -62,6 +73,7 @@ async def test_known_and_unknown_emails_get_the_same_answer(ps_client, ps_servic
     assert again[0].json["error"] == again[1].json["error"]
     assert again[0].json["error"]["code"] == "OTP_COOLDOWN"
     assert 1 <= int(again[1].headers["retry-after"]) <= 60
+    assert_limited(again[1], limit=1)
 
     wrong = [await ps_client.simulate_post(VERIFY, json={"email": e, "otp": "000000"}) for e in (unknown, holder_email)]
     assert [w.status_code for w in wrong] == [401, 401]
@@ -81,6 +93,7 @@ async def test_fifty_concurrent_wrong_guesses_exhaust_the_code(ps_client, mailbo
     assert statuses == [401] * 5 + [429] * 45, "only POSTSALES_OTP_MAX_ATTEMPTS guesses are evaluated"
     refused = next(a for a in answers if a.status_code == 429)
     assert refused.json["error"]["code"] == "OTP_ATTEMPTS_EXHAUSTED" and refused.headers["retry-after"]
+    assert_limited(refused, limit=5)
 
     right = await ps_client.simulate_post(VERIFY, json={"email": holder_email, "otp": code})
     assert right.status_code == 429, "the right code is unusable once attempts are exhausted"

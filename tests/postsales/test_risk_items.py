@@ -44,6 +44,9 @@ async def test_holder_journey(ps_client, mailbox, make_package, make_risk_item, 
                        ({"insured_subject": {"email": "not-an-email"}}, "INVALID_VALUE")]:
         refused = await ps_client.simulate_patch(base, headers=auth, json=body)
         assert refused.status_code == 422 and refused.json["error"]["code"] == code, (body, refused.text)
+        problems = refused.json["error"]["details"]  # one shape for every field problem (issue 29)
+        assert isinstance(problems, list) and problems, refused.text
+        assert all(set(p) == {"field", "message"} and p["message"] for p in problems), refused.text
     unchanged = (await ps_client.simulate_get(base, headers=auth)).json["data"]
     assert unchanged["insured_subject"]["phone"] == "+34 611 111 111" and unchanged["status"] == "active"
 
