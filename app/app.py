@@ -10,7 +10,7 @@ import falcon.media
 import orjson
 import structlog
 
-from app import errors, health, landing, openapi
+from app import apidocs, errors, health, landing, openapi
 from app.addresses import ClientAddresses
 from app.config import Config
 from app.db import CHANNEL, HOLDER, Database
@@ -99,7 +99,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_error_handler(Exception, errors.handle_unexpected)
 
     app.add_route("/", landing.Landing())
-    app.add_route("/docs", landing.ToLanding())
+    app.add_route("/docs", apidocs.Reference(services))
+    app.add_route("/docs/assets/{name}", apidocs.Asset())
     app.add_route("/api", landing.ToLanding())
     app.add_route("/healthz", health.Health())
     app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))

@@ -1,7 +1,6 @@
-"""GET / : a short page that says what this service is and where to go next (the OpenAPI
-document, the back-office, metrics, health), so that a newcomer who opens the API's address
-in a browser finds a way in instead of a bare 404. `/docs` and `/api` lead here as well: no
-document viewer is served (the usual ones load their script from a CDN)."""
+"""GET / : a short page that says what this service is and where to go next (the API reference
+at /docs and its OpenAPI documents, the back-office, metrics, health), so that a newcomer who
+opens the API's address in a browser finds a way in instead of a bare 404. `/api` leads here."""
 from __future__ import annotations
 
 import falcon
@@ -25,8 +24,11 @@ a { color: #0645ad; }
 outbox, and the back-office dashboard, over PostgreSQL.</p>
 <h2>Where to go</h2>
 <ul>
-<li><a href="/openapi.json">/openapi.json</a>: the API reference (OpenAPI 3.1) of every route;
- open it in any OpenAPI viewer or generate a client from it.</li>
+<li><a href="/docs">/docs</a>: the API reference, to read in the browser: the partner gateway
+ and the post-sales API for holders.</li>
+<li>The same as OpenAPI 3.1 documents, to generate a client from:
+ <a href="/openapi/partner.json">/openapi/partner.json</a> (partners) and
+ <a href="/openapi/holder.json">/openapi/holder.json</a> (the holder web app).</li>
 <li><a href="/backoffice">/backoffice</a>: the back-office for operators (log in with a user
  made by <code>.venv/bin/python -m app users create --email E</code>).</li>
 <li><a href="/metrics">/metrics</a>: Prometheus metrics (answered to <code>METRICS_ALLOWED_IPS</code> only).</li>
@@ -56,7 +58,7 @@ class Landing:
 
 
 class ToLanding:
-    """/docs, /api: where a newcomer looks first; the landing page lists what there is."""
+    """/api: where a newcomer looks first; the landing page lists what there is."""
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         raise falcon.HTTPFound("/")

@@ -70,4 +70,6 @@ if [ ! -f "$stamp" ]; then
   .venv/bin/pip install -q -e '.[test]'
   rm -f .venv/.installed-*; touch "$stamp"
 fi
+# 5. The API reference's viewer (/docs): Swagger UI from npm, pinned by app/apidocs/package-lock.json.
+scripts/api-viewer.sh
 log "ready"

@@ -179,13 +179,14 @@ def test_a_secrets_file_missing_names_is_completed_through_a_fresh_private_file(
     assert sorted(p.name for p in tmp_path.iterdir()) == [".env.development", planted.name]
 
 
-async def test_the_root_is_a_landing_page_and_docs_and_api_lead_to_it(client):
-    """Issue 21: `/`, `/docs` and `/api` answered a bare 404 to a newcomer's browser."""
+async def test_the_root_is_a_landing_page_and_api_leads_to_it(client):
+    """Issue 21: `/` and `/api` answered a bare 404 to a newcomer's browser; issue 29: the page
+    leads to the reference a person reads (/docs) and to the partner and holder documents."""
     resp = await client.simulate_get("/")
     assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/html")
-    for link in ('href="/openapi.json"', 'href="/backoffice"', 'href="/metrics"', 'href="/healthz"'):
+    for link in ('href="/docs"', 'href="/openapi/partner.json"', 'href="/openapi/holder.json"',
+                 'href="/backoffice"', 'href="/metrics"', 'href="/healthz"'):
         assert link in resp.text, link
     assert "https://" not in resp.text, "nothing loaded from a CDN"
-    for path in ("/docs", "/api"):
-        moved = await client.simulate_get(path)
-        assert moved.status_code == 302 and moved.headers["location"] == "/", path
+    moved = await client.simulate_get("/api")
+    assert moved.status_code == 302 and moved.headers["location"] == "/"
