@@ -1,10 +1,13 @@
-"""`channels create | list | revoke | rotate | packages | branches | webhook-secret`: partner
-channels, their API keys and their webhook secrets.
+"""`channels create | list | revoke | rotate | packages | branches | webhooks | webhook-secret`:
+partner channels, their API keys, their webhook endpoints and secrets.
 
 The API key is printed once, when created or rotated; the database keeps only its SHA-256.
 A channel whose IntegrationPayload has `webhooks` gets a webhook signing secret (`whsec_...`),
 printed once as `webhookSecret`; the database keeps only the salt it derives from
 (app/webhooks.py). `webhook-secret` rotates it: for WEBHOOK_SECRET_OVERLAP both are signed with.
+`webhooks` replaces a channel's endpoints, checked as at creation; a channel's first endpoints
+also get its secret (printed once). Webhooks need an `integrations/*` branch, where the partner
+lists and redelivers them: the database refuses them without one (WEBHOOKS_NEED_INTEGRATIONS_BRANCH).
 A channel sells only the packages it is given (`--package`; `channels packages` changes them).
 Each change goes through an admin.* SQL function, which writes its audit row.
 """
@@ -28,19 +31,25 @@ def new_api_key() -> tuple[str, bytes]:
     return key, hashlib.sha256(key.encode()).digest()
 
 
-def checked_payload(payload: dict | None) -> dict:
-    """The IntegrationPayload with its `webhooks` checked (app.webhooks.check_endpoints: absolute
-    URLs, at most 5; outside development and test https to public addresses only); exits 2 with
-    the rule broken."""
+def checked_webhooks(webhooks) -> list[dict]:
+    """`webhooks` checked and normalised (app.webhooks.check_endpoints: absolute URLs, at most 5;
+    outside development and test https, port 443 or 1024-65535, public addresses only); exits 2
+    with the rule broken."""
     import asyncio
 
     from app.webhooks import EndpointError, check_endpoints
+    try:
+        return asyncio.run(check_endpoints(webhooks, config_or_exit().webhooks_public_only))
+    except EndpointError as exc:
+        fail(f"{exc.code}: {exc}", code=2)
+        raise  # unreachable
+
+
+def checked_payload(payload: dict | None) -> dict:
+    """The IntegrationPayload with its `webhooks` checked (checked_webhooks)."""
     payload = dict(payload or {})
     if "webhooks" in payload:
-        try:
-            asyncio.run(check_endpoints(payload["webhooks"], config_or_exit().webhooks_public_only))
-        except EndpointError as exc:
-            fail(f"{exc.code}: {exc}", code=2)
+        checked_webhooks(payload["webhooks"])
     return payload
 
 
@@ -71,6 +80,28 @@ def create(args) -> int:
     if "error" in row:
         fail(row["message"])
     print_json({**row, "apiKey": key, **({"webhookSecret": secret} if secret else {})})
+    return 0
+
+
+def webhooks(args) -> int:
+    """Replaces a channel's webhook endpoints (`--set URL [EVENT ...]`, repeatable; `--none`
+    removes them all), checked as at creation; audited as channels.webhooks in the same
+    transaction. A channel without a secret gets one, printed once as `webhookSecret`."""
+    endpoints = [] if args.none else checked_webhooks(
+        [{"url": url, "events": events} if events else url for url, *events in args.set])
+    secret = None
+    with admin_connection() as conn:
+        row = call_admin(conn, "admin.set_channel_webhooks", actor(args), args.id, orjson.dumps(endpoints).decode())
+        if "error" not in row and row.get("needsSecret"):
+            secret, salt = new_webhook_secret()
+            made = call_admin(conn, "admin.set_webhook_secret", actor(args), args.id, salt)
+            if "error" in made:
+                conn.rollback()
+                row = made
+    if "error" in row:
+        fail(row["message"])
+    row.pop("needsSecret", None)
+    print_json({**row, **({"webhookSecret": secret} if secret else {})})
     return 0
 
 
@@ -164,6 +195,16 @@ def register(subparsers) -> None:
                    help="a package the channel may sell; repeatable (none: it sells nothing)")
     add_actor(p)
     p.set_defaults(func=packages)
+    p = channels.add_parser("webhooks", help="set a channel's webhook endpoints (replaces them), checked as at "
+                                             "creation; the first ones print the channel's secret once")
+    p.add_argument("--id", required=True, type=_uuid)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--set", action="append", nargs="+", metavar=("URL", "EVENT"),
+                       help="an endpoint and, optionally, the events it takes (default every event: "
+                            "emission.succeeded emission.failed emission.abandoned); repeatable, at most 5")
+    which.add_argument("--none", action="store_true", help="remove every endpoint")
+    add_actor(p)
+    p.set_defaults(func=webhooks)
     p = channels.add_parser("webhook-secret", help="give a channel a new webhook signing secret (printed once); "
                                                    "both sign for WEBHOOK_SECRET_OVERLAP (24h)")
     p.add_argument("--id", required=True, type=_uuid)
