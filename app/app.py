@@ -99,7 +99,10 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_error_handler(Exception, errors.handle_unexpected)
 
     app.add_route("/", landing.Landing())
-    app.add_route("/docs", apidocs.Reference(services))
+    # Who may read the internal API reference: anyone in development, else METRICS_ALLOWED_IPS.
+    internal_allowed = None if config.development else health.from_operators(services.addresses,
+                                                                              config.metrics_allowed_ips)
+    app.add_route("/docs", apidocs.Reference(internal_allowed))
     app.add_route("/docs/assets/{name}", apidocs.Asset())
     app.add_route("/api", landing.ToLanding())
     app.add_route("/healthz", health.Health())
@@ -111,9 +114,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     from app import dashboard, gateway, integrations, postsales
     for surface in (postsales, gateway, integrations, dashboard):
         surface.add_routes(app, services)
-    documents = openapi.OpenApi(gateway.document_branches(), config.openapi_server, internal_allowed=None
-                                if config.development else health.from_operators(services.addresses,
-                                                                                  config.metrics_allowed_ips))
+    documents = openapi.OpenApi(gateway.document_branches(), config.openapi_server, internal_allowed=internal_allowed)
     app.add_route("/openapi.json", documents)
     app.add_route("/openapi/{audience}.json", documents)
     app.add_error_handler(falcon.HTTPRouteNotFound, errors.RouteNotFound(app))

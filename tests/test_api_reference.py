@@ -1,7 +1,7 @@
 """The API reference a person reads (issue 29): /docs, Swagger UI served by the app itself,
 rendered by Debian's chromium (Playwright) from a live `serve`, with every request the page
 makes recorded: none leaves the machine, and the partner and holder documents are listed; the
-internal one only where DESIGN.md §8 allows (development, or METRICS_ALLOWED_IPS)."""
+internal one only where the internal documents are served (development, or METRICS_ALLOWED_IPS)."""
 from __future__ import annotations
 
 import os

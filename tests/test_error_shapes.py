@@ -1,4 +1,4 @@
-"""One error shape on every surface (issue 29, DESIGN.md §8): walks the error table
+"""One error shape on every surface (issue 29, docs/api.md): walks the error table
 (app/errors.py CODES) and every documented route, and checks what the app builds from each
 shape a raiser may give (SQL HINTs, Python details)."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """GET /docs: the API reference a person reads, Swagger UI (npm `swagger-ui-dist`, pinned in
 package.json beside this module) over the partner and holder documents, and the internal one
-where DESIGN.md §8 allows it (development, or a client in METRICS_ALLOWED_IPS).
+where the internal documents are served (development, or a client in METRICS_ALLOWED_IPS).
 
 Nothing is loaded from elsewhere: the page, its script and its style come from this app
 (`/docs/assets/...`, an allow-list of files of node_modules/swagger-ui-dist and viewer.js), and
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+from typing import Callable
 
 import falcon
 import orjson
 
 from app.errors import ApiError
-from app.metrics import address_allowed
 
 HERE = Path(__file__).resolve().parent
 DIST = HERE / "node_modules" / "swagger-ui-dist"
@@ -67,14 +67,11 @@ def _missing() -> ApiError:
 class Reference:
     """GET /docs: the viewer's page, listing the documents this client may read."""
 
-    def __init__(self, services) -> None:
-        self.development = services.config.development
-        self.networks = services.config.metrics_allowed_ips
-        self.addresses = services.addresses
+    def __init__(self, internal_allowed: Callable[[falcon.Request], bool] | None) -> None:
+        self.internal_allowed = internal_allowed  # None: everyone (development), as /openapi/internal.json
 
     def documents(self, req: falcon.Request) -> list[dict[str, str]]:
-        client = self.addresses.of(req)
-        internal = self.development or address_allowed(str(client) if client else None, self.networks)
+        internal = self.internal_allowed is None or self.internal_allowed(req)
         return PUBLIC + [INTERNAL] if internal else PUBLIC
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
