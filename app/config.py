@@ -364,6 +364,9 @@ class Config:
     webhook_secret_overlap: int = setting("WEBHOOK_SECRET_OVERLAP", "24h",
                                           "both signatures this long after a partner's secret is rotated",
                                           parse_duration, group=PARTNERS)
+    webhook_redeliveries_per_minute: int = setting("WEBHOOK_REDELIVERIES_PER_MINUTE", "10",
+                                                   "a partner's webhook redeliveries per channel and minute (beyond: 429)",
+                                                   integer(1), group=PARTNERS)
     webhook_endpoint_concurrency: int = setting("WEBHOOK_ENDPOINT_CONCURRENCY", "4",
                                                 "webhook deliveries in flight per endpoint and worker", integer(1),
                                                 group=PARTNERS)

@@ -44,4 +44,5 @@ def add_routes(app, services) -> None:
             app.add_route(f"{base}/risk-items/{{uid}}", RiskItem(channel))
         if branch in WEBHOOK_BRANCHES:
             app.add_route(f"{base}/webhook-deliveries", WebhookDeliveries(channel, keyset=WEBHOOK_BRANCHES[branch]))
-            app.add_route(f"{base}/webhook-deliveries/{{id}}/redeliver", Redeliver(channel))
+            app.add_route(f"{base}/webhook-deliveries/{{id}}/redeliver",
+                          Redeliver(channel, services.config.webhook_redeliveries_per_minute))

@@ -36,8 +36,14 @@ class WebhookDeliveries(_Protected):
 
 @falcon.before(bearer)
 class Redeliver(_Protected):
-    """POST /integrations/{v1,v2}/webhook-deliveries/{id}/redeliver: the event again, same webhook-id."""
+    """POST /integrations/{v1,v2}/webhook-deliveries/{id}/redeliver: the event again, same webhook-id,
+    at most WEBHOOK_REDELIVERIES_PER_MINUTE a channel (counted and audited by the SQL function;
+    beyond it the reply carries that limit, refused, and `answer` makes it a 429)."""
+
+    def __init__(self, channel, per_minute: int) -> None:
+        super().__init__(channel)
+        self.per_minute = per_minute
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response, id: str) -> None:
         delivery = path_id(id, "id")
-        answer(resp, await self.channel.call(req, "gateway.redeliver_webhook", delivery), status=202)
+        answer(resp, await self.channel.call(req, "gateway.redeliver_webhook", delivery, self.per_minute), status=202)
