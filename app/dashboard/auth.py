@@ -30,6 +30,9 @@ from app.responses import send
 log = structlog.get_logger("app.dashboard.auth")
 
 SESSION_COOKIE = "dashboard_session"
+# The X-RateLimit-Limit of a refused login when dashboard.login_user does not name its limit:
+# the per-(e-mail, address) one a client meets first (dashboard._login_keys; a test compares).
+LOGIN_FAILURES_PER_ADDRESS = 5
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -173,7 +176,7 @@ class Login(_SessionRoute):
             retry_after = int(user.get("retryAfter", 60))
             log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
             raise errors.rate_limited("RATE_LIMITED", "too many failed logins, try again later", retry_after,
-                                      user.get("limit"))
+                                      user.get("limit") or LOGIN_FAILURES_PER_ADDRESS)
         # The attempt is already counted (login_user reserved it). An unknown e-mail costs the
         # same hash verification as a wrong password; at most DASHBOARD_LOGIN_CONCURRENCY
         # verifications (7 MiB each, app/dashboard/passwords.py) run at once in this process,

@@ -36,6 +36,11 @@ OTP_ERRORS = {
 
 
 OTP = re.compile(r"^[0-9]{6}$")
+# The X-RateLimit-Limit of a refusal that does not say its limit (postsales.request_otp answers
+# only the code and the wait): the per-(e-mail, address) limits a client meets first, one code
+# per 60 s and 5 an hour (docs/security.md). A `limit` in the answer wins: the e-mail's
+# account-wide ceilings (20 codes, 50 failures an hour) are SQL's to name.
+OTP_LIMITS = {"OTP_COOLDOWN": 1, "OTP_RATE_LIMITED": 5}
 
 
 async def login_body(req: falcon.Request, *names: str) -> dict[str, str]:
@@ -68,7 +73,8 @@ def otp_error(outcome: dict[str, Any], limits: dict[str, int]) -> ApiError:
     retry_after = outcome.get("retryAfter", outcome.get("retry_after"))
     if retry_after is None:
         return ApiError(status, outcome["error"], message)
-    return rate_limited(outcome["error"], message, retry_after, outcome.get("limit") or limits.get(outcome["error"]))
+    limit = outcome.get("limit") or limits.get(outcome["error"]) or OTP_LIMITS.get(outcome["error"])
+    return rate_limited(outcome["error"], message, retry_after, limit)
 
 
 class OtpRequest:

@@ -229,3 +229,11 @@ async def test_without_a_session_the_body_is_not_read(client):
                                                    "Cookie": "dashboard_session=forged"})
         assert resp.status_code == 401, resp.text
         assert resp.json["error"]["data"]["code"] == "UNAUTHORIZED"
+
+
+def test_the_login_limit_the_answer_names_is_the_databases(admin):
+    """LOGIN_FAILURES_PER_ADDRESS (the X-RateLimit-Limit of a refused login) is the
+    per-(e-mail, address) limit of dashboard._login_keys, the rule's one home."""
+    from app.dashboard.auth import LOGIN_FAILURES_PER_ADDRESS
+    keys = admin.execute("SELECT key, max_failures FROM dashboard._login_keys('a@b.example', '192.0.2.1')").fetchall()
+    assert {k["key"].split(":")[0]: k["max_failures"] for k in keys}["email+ip"] == LOGIN_FAILURES_PER_ADDRESS

@@ -25,10 +25,14 @@ def an_ip() -> str:
     return f"10.{random.randrange(256)}.{random.randrange(256)}.{random.randrange(1, 255)}"
 
 
-def assert_ip_limited(resp) -> None:
+def assert_ip_limited(resp, limit: int) -> None:
     assert resp.status_code == 429, resp.text
     assert resp.json["error"]["code"] == "OTP_IP_RATE_LIMITED"
     assert 1 <= int(resp.headers["Retry-After"]) <= 3600
+    # As every limit answers (issue 29): the limit refused, nothing left, when it frees.
+    assert resp.json["error"]["details"] == {"retryAfter": int(resp.headers["Retry-After"])}
+    assert resp.headers.get("X-RateLimit-Limit") == str(limit) and resp.headers["X-RateLimit-Remaining"] == "0"
+    assert int(resp.headers["X-RateLimit-Reset"]) > 0
 
 
 async def test_otp_requests_are_limited_per_client_ip(limited):
@@ -38,7 +42,7 @@ async def test_otp_requests_are_limited_per_client_ip(limited):
                                            json={"email": f"{unique('ip')}@example.com"})
         assert resp.status_code == 200, resp.text
     assert_ip_limited(await limited.simulate_post(f"{PREFIX}/auth/otp/request", remote_addr=ip,
-                                                  json={"email": f"{unique('ip')}@example.com"}))
+                                                  json={"email": f"{unique('ip')}@example.com"}), limit=3)
     other = await limited.simulate_post(f"{PREFIX}/auth/otp/request", remote_addr=an_ip(),
                                         json={"email": f"{unique('ip')}@example.com"})
     assert other.status_code == 200, "another address is not limited"
@@ -59,7 +63,7 @@ async def test_failed_verifications_are_limited_per_client_ip(limited, mailbox, 
                                            json={"email": f"{unique('victim')}@example.com", "otp": "123456"})
         assert resp.status_code == 401, resp.text
     assert_ip_limited(await limited.simulate_post(f"{PREFIX}/auth/otp/verify", remote_addr=ip,
-                                                  json={"email": holder_email, "otp": "123456"}))
+                                                  json={"email": holder_email, "otp": "123456"}), limit=4)
 
 
 @pytest.mark.parametrize("allowed,trusted", [("127.0.0.1", True), ("192.0.2.1", False)])
