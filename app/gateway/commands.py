@@ -19,7 +19,7 @@ import secrets
 
 import orjson
 
-from app.cli import (actor, add_actor, admin, admin_connection, command_group, config_or_exit, fail,
+from app.cli import (actor, add_actor, admin, admin_connection, call, command_group, config_or_exit, fail,
                      json_object_arg, print_json)
 from app.db import call_admin
 from app.gateway import BRANCHES
@@ -91,10 +91,10 @@ def webhooks(args) -> int:
         [{"url": url, "events": events} if events else url for url, *events in args.set])
     secret = None
     with admin_connection() as conn:
-        row = call_admin(conn, "admin.set_channel_webhooks", actor(args), args.id, orjson.dumps(endpoints).decode())
+        row = call(conn, "admin.set_channel_webhooks", actor(args), args.id, orjson.dumps(endpoints).decode())
         if "error" not in row and row.get("needsSecret"):
             secret, salt = new_webhook_secret()
-            made = call_admin(conn, "admin.set_webhook_secret", actor(args), args.id, salt)
+            made = call(conn, "admin.set_webhook_secret", actor(args), args.id, salt)
             if "error" in made:
                 conn.rollback()
                 row = made
