@@ -1,5 +1,4 @@
 -- Deploy insurance:account_ceilings to pg
--- requires: audit_log
 -- Account-wide ceilings on failures (docs/security.md "Lockouts that cannot be aimed"). The
 -- limits that an address can reach key on (account, address), so that one address locks
 -- itself out, not the account's owner elsewhere; above them, a high ceiling per account still

@@ -1,5 +1,4 @@
 -- Deploy insurance:channel_packages to pg
--- requires: risk_items
 -- The packages a channel may sell, checked on its inserts, and the metadata keys the system owns.
 BEGIN;
 SET LOCAL ROLE insurance_owner;

@@ -1,5 +1,4 @@
 -- Deploy insurance:channels to pg
--- requires: schemas
 -- A partner channel calls the gateway. Its API key is stored only as a SHA-256 hash;
 -- the key itself is shown once, when the channel is created or its key rotated. Every new key
 -- bumps the channel's key generation; gateway tokens carry the generation they were issued

@@ -1,5 +1,4 @@
 -- Deploy insurance:client_ip_limits to pg
--- requires: schemas
 -- Per-client-IP limits in fixed one-hour windows, counted here so that they hold across
 -- every app process: OTP requests (POSTSALES_OTP_IP_PER_HOUR) and failed OTP verifications
 -- (POSTSALES_VERIFY_IP_PER_HOUR). A slot is taken before the work it guards and given back
@@ -55,6 +54,6 @@ LANGUAGE sql VOLATILE SET search_path = '' AS $$
 $$;
 COMMENT ON FUNCTION insurance._refund_ip_slot(text, inet) IS
   'Gives back one hit of kind _kind taken by client _ip in the current hour. OTP functions only.';
-REVOKE ALL ON FUNCTION insurance._take_ip_slot(text, inet, integer), insurance._refund_ip_slot(text, inet) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance._take_ip_slot(text, inet, integer) FROM PUBLIC;REVOKE ALL ON FUNCTION insurance._refund_ip_slot(text, inet) FROM PUBLIC;
 
 COMMIT;

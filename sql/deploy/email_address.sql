@@ -1,5 +1,4 @@
 -- Deploy insurance:email_address to pg
--- requires: schemas
 -- One e-mail rule for the database: the DOMAIN insurance.email, used by every table that stores
 -- an address (app/validation.py EMAIL is its Python copy for early answers;
 -- tests/test_input_rules.py proves they agree).

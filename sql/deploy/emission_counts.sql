@@ -1,5 +1,4 @@
 -- Deploy insurance:emission_counts to pg
--- requires: integration_emissions
 -- How many emissions are in each (status, provider), for the insurance_emissions gauge,
 -- without counting the table at every scrape. Statement triggers append one delta row per
 -- (status, provider) a statement changes (append-only: concurrent emissions never wait on a

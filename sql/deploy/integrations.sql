@@ -1,5 +1,4 @@
 -- Deploy insurance:integrations to pg
--- requires: risk_items
 -- One row per insurer provider: its upper-case slug and credentials.
 BEGIN;
 SET LOCAL ROLE insurance_owner;

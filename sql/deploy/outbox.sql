@@ -1,5 +1,4 @@
 -- Deploy insurance:outbox to pg
--- requires: schemas
 -- Durable outbound HTTP calls started by the database (pg_net's contract, kept in a logged
 -- table so that a crash loses nothing). The worker claims due rows with a lease and
 -- delivers them at least once; the functions are in outbox_functions.

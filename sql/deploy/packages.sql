@@ -1,5 +1,4 @@
 -- Deploy insurance:packages to pg
--- requires: schemas
 -- A package is a product sold by partners; it holds the integration configuration
 -- and its product variants. Reference data: readable by every surface, no RLS.
 BEGIN;

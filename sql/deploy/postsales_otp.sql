@@ -1,5 +1,4 @@
 -- Deploy insurance:postsales_otp to pg
--- requires: schemas
 -- One row per issued one-time password. Only a keyed hash of the code is stored.
 -- History rows let the database enforce the resend cooldown and the hourly caps. Each code
 -- belongs to the client address that asked for it (ip: the address, an IPv6 client's /64, or

@@ -1,4 +1,4 @@
--- OTP issue and verification (postsales_otp_functions): the hash stored, cooldown, hourly cap,
+-- OTP issue and verification (postsales_login): the hash stored, cooldown, hourly cap,
 -- right, wrong, expired, reused and exhausted codes. Hashes here are plain digests: the
 -- functions only compare what the app sends.
 BEGIN;
