@@ -6,6 +6,8 @@
 -- one audit row, and one more in the counter that /metrics exposes
 -- (insurance_account_ceiling_trips_total, by kind).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.account_ceiling_trips (

@@ -1,6 +1,8 @@
 -- Deploy insurance:admin to pg
 -- The command line's SQL: an admin schema of functions that change and list packages, channels, users, providers and orders, each mutation audited.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- _refused: audit a refused command and answer its error.

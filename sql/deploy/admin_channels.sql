@@ -1,6 +1,8 @@
 -- Deploy insurance:admin_channels to pg
 -- Command line: partner channels: create, list, branches, revoke, rotate the API key, the packages a channel sells, its webhook secret (audited)
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- ---------------------------------------------------------------- channels

@@ -1,6 +1,8 @@
 -- Deploy insurance:admin_integrations to pg
 -- Command line: insurer integrations and their auth_config (audited)
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- ---------------------------------------------------------------- providers

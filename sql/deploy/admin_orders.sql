@@ -1,6 +1,8 @@
 -- Deploy insurance:admin_orders to pg
 -- Command line: orders on risk items (audited)
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- ---------------------------------------------------------------- orders

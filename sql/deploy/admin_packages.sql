@@ -1,6 +1,8 @@
 -- Deploy insurance:admin_packages to pg
 -- Command line: create and list packages (audited)
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- ---------------------------------------------------------------- packages

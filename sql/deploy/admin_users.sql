@@ -5,6 +5,8 @@
 -- the cookie at its next request (dashboard.session_claims_or_deny reads both); a new password
 -- ends the sessions too. Every change writes its audit row, refusals included.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE FUNCTION admin._end_sessions(_user_id bigint, _ids text[]) RETURNS integer

@@ -3,6 +3,8 @@
 -- writes one row, in the same transaction as the mutation, through insurance.record_audit().
 -- Append-only: no role may update or delete a row; retention is a DBA decision.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.audit_log (

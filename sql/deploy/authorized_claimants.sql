@@ -1,6 +1,8 @@
 -- Deploy insurance:authorized_claimants to pg
 -- A row grants the holder e-mail access to one risk item in post-sales.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.authorized_claimants (

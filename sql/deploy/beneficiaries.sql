@@ -2,6 +2,8 @@
 -- Beneficiaries of a risk item, at most 50 each; those with is_holder = true may log in to post-sales
 -- (their e-mails are mirrored into authorized_claimants by claimant_rls).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.beneficiaries (

@@ -5,6 +5,8 @@
 -- under (claim `gen`), and gateway.admit() refuses a token of an older one: a rotated key
 -- takes its tokens with it.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.channels (

@@ -4,6 +4,8 @@
 -- (POSTSALES_VERIFY_IP_PER_HOUR). A slot is taken before the work it guards and given back
 -- when the work turns out not to count (a successful verification).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.client_ip_limits (

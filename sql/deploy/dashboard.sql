@@ -1,6 +1,8 @@
 -- Deploy insurance:dashboard to pg
 -- The dashboard schema's shared helper: the actor of an audited back-office action
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- _actor(): who is acting, from the session's claims ('dashboard:<email>').

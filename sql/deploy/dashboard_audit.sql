@@ -1,6 +1,8 @@
 -- Deploy insurance:dashboard_audit to pg
 -- The back-office audit page: the audit log, newest first
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- list_audit(before_id, limit): the audit log, newest first, in keyset pages on id:

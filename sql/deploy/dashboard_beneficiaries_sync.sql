@@ -1,6 +1,8 @@
 -- Deploy insurance:dashboard_beneficiaries_sync to pg
 -- The back-office beneficiaries sync: queue a holder's beneficiaries to the post-sales insurer (audited)
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- syncBeneficiaries claims its emission key through an entry point of its own, called as

@@ -1,6 +1,8 @@
 -- Deploy insurance:dashboard_emissions to pg
 -- What a dashboard session reads and does: emissions, outbox, audit log, audited retries and beneficiaries sync.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 -- _emission_json(e, r): one emission of risk item r as the dashboard shows it, with the
 -- item's uid and policy number (what a caller quotes); lastError is the newest entry of

@@ -1,6 +1,8 @@
 -- Deploy insurance:dashboard_outbox to pg
 -- The back-office outbox page: list outbound calls and dead letters, retry them (audited)
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- What a back-office user reads and does, through tRPC (/api/trpc) and the back-office page

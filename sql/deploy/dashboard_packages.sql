@@ -1,6 +1,8 @@
 -- Deploy insurance:dashboard_packages to pg
 -- The back-office packages page
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE FUNCTION dashboard.list_packages() RETURNS jsonb

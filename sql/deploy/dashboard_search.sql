@@ -5,6 +5,8 @@
 -- And the packages page: every package with its "Sales Integration" and "Post-sales
 -- Integration" slugs (the specification's dashboard labels).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE FUNCTION dashboard.search(_q text) RETURNS jsonb

@@ -1,6 +1,8 @@
 -- Deploy insurance:dashboard_sessions to pg
 -- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's statement.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- _login_keys(email, ip): the counter keys of one attempt, with their limits.

@@ -2,6 +2,8 @@
 -- Back-office users (argon2 password hashes) and their server-side sessions.
 -- A session is found by the SHA-256 of its cookie value; revocable and expiring.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.dashboard_users (

@@ -3,6 +3,8 @@
 -- an address (app/validation.py EMAIL is its Python copy for early answers;
 -- tests/test_input_rules.py proves they agree).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE DOMAIN insurance.email AS text

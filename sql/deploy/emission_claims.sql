@@ -1,6 +1,8 @@
 -- Deploy insurance:emission_claims to pg
 -- At most one provider call per emission key, none after SUCCESS.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- At most one provider call per emission key at a time, and none after SUCCESS: a caller

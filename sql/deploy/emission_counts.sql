@@ -5,6 +5,8 @@
 -- shared counter row); insurance.fold_emission_counts() moves the deltas into the totals
 -- when the gauge is read.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.emission_counts (

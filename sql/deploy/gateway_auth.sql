@@ -1,6 +1,8 @@
 -- Deploy insurance:gateway_auth to pg
 -- API key hash + branch -> channel context and key generation, the only door through channels.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 -- The public door of the gateway: an API key (its SHA-256, computed by the app) and the
 -- branch of the URL -> the channel's context, from which the app signs the branch token.

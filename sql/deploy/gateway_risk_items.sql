@@ -1,6 +1,8 @@
 -- Deploy insurance:gateway_risk_items to pg
 -- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- The risk-item routes of gateway v1 and v2, one function per route. They run as

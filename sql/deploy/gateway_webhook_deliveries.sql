@@ -1,6 +1,8 @@
 -- Deploy insurance:gateway_webhook_deliveries to pg
 -- Gateway: a partner's webhook deliveries listed and redelivered
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- list_webhook_deliveries(limit, from, to): the calling channel's deliveries, newest first,

@@ -4,6 +4,8 @@
 -- surface through the role switched to (`set_config('role', ..., true)`), both set by app/db.py
 -- in the statement of the call itself.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- claims() and claim() are SQL-standard bodies (BEGIN ATOMIC) without a SET clause, so the

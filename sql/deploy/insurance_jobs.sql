@@ -8,6 +8,8 @@
 -- pg_cron keeps its run history in that other database, out of the app's reach: a job notes
 -- its last run in insurance.job_runs (the metric insurance_retry_sweep_last_run_timestamp_seconds).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 CREATE EXTENSION IF NOT EXISTS dblink;
 SET LOCAL ROLE insurance_owner;
 

@@ -4,6 +4,8 @@
 -- outbox rows from outbox.request_counts, the oldest pending row through the pending index, the
 -- emission totals from insurance.emission_counts, the sweep's heartbeat row.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- read_metrics: {outboxPending (live rows not delivered), outboxDead (dead letters), outboxOldestPendingAgeSeconds,

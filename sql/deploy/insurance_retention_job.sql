@@ -3,6 +3,8 @@
 -- expired. How long delivered outbox rows are kept is the database setting
 -- insurance.outbox_retention (OUTBOX_RETENTION, applied by `python -m app migrate`; 7 days).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- purge_expired(): one pass; returns how many rows of each kind went.

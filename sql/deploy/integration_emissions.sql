@@ -5,6 +5,8 @@
 --   FAILED     retryable error; next_retry_at set
 --   ABANDONED  non-retryable error or attempts exhausted; only a dashboard retry restarts it
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.integration_emissions (

@@ -3,6 +3,8 @@
 -- through the outbox like every other outbound call, so a chat outage delays the notice and
 -- never blocks or fails an emission.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- chat_message: the webhook body for an emission that ended FAILED or ABANDONED, naming the

@@ -6,6 +6,8 @@
 -- Statement-level triggers: a bulk insert enqueues its rows in one statement and one NOTIFY.
 -- SECURITY DEFINER: a partner channel inserts risk items but may not write the outbox.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- enqueue_risk_item_dispatch: AFTER INSERT ... FOR EACH STATEMENT on insurance.risk_items.

@@ -1,6 +1,8 @@
 -- Deploy insurance:integrations_emission_claims to pg
 -- The emission claim: at most one provider call per emission key, none after SUCCESS; the set-based begin_batch and its one-key callers
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- emission_json: an emission as the integration endpoints answer it.

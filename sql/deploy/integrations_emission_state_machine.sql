@@ -1,6 +1,8 @@
 -- Deploy insurance:integrations_emission_state_machine to pg
 -- The emission upsert: transitions, backoff, metadata, retries and notices in one transaction.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- retry_pending: whether a /retry of the emission waits in the outbox.

@@ -3,6 +3,8 @@
 -- for a few seconds); the command line writes it through admin.set_integration, which calls
 -- set_provider_config().
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE FUNCTION integrations.provider_config(_slug text) RETURNS jsonb

@@ -5,6 +5,8 @@
 -- never touched (an operator retries it); delivered rows are left to the retention job
 -- (insurance.purge_expired, OUTBOX_RETENTION).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE FUNCTION integrations.sweep() RETURNS jsonb

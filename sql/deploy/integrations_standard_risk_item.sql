@@ -1,6 +1,8 @@
 -- Deploy insurance:integrations_standard_risk_item to pg
 -- StandardRiskItem as one JSON function, and the service role's read policies it needs.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 -- standard_risk_items(ids): the StandardRiskItem of each item the caller can see, as one object
 -- keyed by id ({"<id>": item}); an id it cannot see (or that does not exist) is absent.

@@ -2,6 +2,8 @@
 -- Orders on a risk item. An insert whose event must fire an integration (POLICY_CREATED:
 -- the welcome e-mail) is dispatched by the trigger of the emission pipeline change.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.orders (

@@ -8,6 +8,8 @@
 -- header X-Outbox-Batch with the url that accepts many of them at once (the outbox batch
 -- protocol, see app/worker.py), and the worker groups rows by that header.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE outbox.http_requests (

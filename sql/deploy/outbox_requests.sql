@@ -11,6 +11,8 @@
 -- although its status would be (a 401 or 403 of our own API is a configuration error,
 -- never a delivery): {"retry": true} in its result.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- http_post_all: durable outbound calls, many in one statement (an emission batch's delayed

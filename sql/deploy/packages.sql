@@ -2,6 +2,8 @@
 -- A package is a product sold by partners; it holds the integration configuration
 -- and its product variants. Reference data: readable by every surface, no RLS.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.packages (

@@ -1,6 +1,8 @@
 -- Deploy insurance:postsales_login to pg
 -- OTP issue and verify: cooldown, hourly caps per e-mail and per client IP, expiry, single use, attempts counted under a row lock.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- OTP issue and verification for the post-sales login. Python draws the 6-digit code from a

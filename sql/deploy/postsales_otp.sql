@@ -5,6 +5,8 @@
 -- NULL without one): it is verified from there only, so no other address can supersede it or
 -- spend its attempts.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.postsales_otp (

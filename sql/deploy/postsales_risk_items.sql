@@ -6,6 +6,8 @@
 -- names its item by id or by uid (_id, _uid: one of them, the other NULL), so that a client
 -- holding only the uid needs no lookup.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- ---------------------------------------------------------------- JSON shapes and helpers

@@ -1,6 +1,8 @@
 -- Deploy insurance:rate_limits to pg
 -- Admission of a gateway call: channel active, key generation and branch current, per-minute counter shared by every app process.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- Admission of a gateway call, done inside the route's own SQL call (no extra round trip):

@@ -6,6 +6,8 @@
 -- policies of each surface, placed with their siblings: channel_rls (the channel's),
 -- claimant_rls (the holder's), standard_risk_item (the service role's).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.risk_item_documents (

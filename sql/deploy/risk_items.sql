@@ -2,6 +2,8 @@
 -- A risk item is an insured policy line. Holders reach it through authorized_claimants,
 -- channels through channel_id: both by RLS policies that come with their surfaces.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.risk_items (

@@ -1,6 +1,8 @@
 -- Deploy insurance:risk_items_holder_policies to pg
 -- The holder's policies on risk_items: they read authorized_claimants, which references risk_items and so comes after it (CONTRIBUTING, "SQL": the one exception to a policy's home)
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE POLICY risk_items_select_holder ON insurance.risk_items

@@ -2,6 +2,8 @@
 -- insurance holds the tables; each surface gets a schema for the functions it calls,
 -- so that a grant of USAGE says which role may call what.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 
 CREATE EXTENSION IF NOT EXISTS pgcrypto;  -- digest, hmac, gen_random_bytes
 

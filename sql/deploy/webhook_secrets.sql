@@ -1,6 +1,8 @@
 -- Deploy insurance:webhook_secrets to pg
 -- Partner webhook secrets: per channel, the salt that signs its deliveries and the previous one during a rotation
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE webhooks.secrets (

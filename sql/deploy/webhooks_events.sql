@@ -4,6 +4,8 @@
 -- items' sales emissions written to the outbox by a trigger in the transaction that records
 -- the emission's state, and the partner's and the operator's views of the deliveries.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- _endpoints(payload, type): the urls of an IntegrationPayload's webhooks that take events of
