@@ -19,13 +19,10 @@ import re
 
 import pytest
 
-from tests.test_sql_catalog import SQL, Resolver, created_functions, listing, masked, plan_changes
+from scripts.sql_files import CREATED, NAME, masked, plan_changes
+from tests.test_sql_catalog import SQL, Resolver, created_functions, listing
 
-NAME = r"[A-Za-z_][A-Za-z_0-9]*"
-TABLE_RE = re.compile(rf"\bCREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?({NAME}\.{NAME})", re.I)
-POLICY_RE = re.compile(rf"\bCREATE\s+POLICY\s+({NAME})\s+ON\s+({NAME}\.{NAME})", re.I)
-INDEX_RE = re.compile(rf"\bCREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:CONCURRENTLY\s+)?(?:IF\s+NOT\s+EXISTS\s+)?({NAME})\s+ON\s+"
-                      rf"(?:ONLY\s+)?({NAME}\.{NAME})", re.I)
+TABLE_RE, POLICY_RE, INDEX_RE = CREATED["table"], CREATED["policy"], CREATED["index"]
 TRIGGER_RE = re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+({NAME})\s+.*?\bON\s+({NAME}\.{NAME})"
                         rf".*?\bEXECUTE\s+(?:FUNCTION|PROCEDURE)\s+({NAME}\.{NAME})", re.I | re.S)
 
