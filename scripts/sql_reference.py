@@ -28,7 +28,7 @@ from psycopg.rows import dict_row
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from scripts.sql_files import homes  # noqa: E402  (run as a script, scripts/ is not a package)
+from scripts.sql_files import homes  # run as a script: scripts/ is not a package
 
 OUTPUT = ROOT / "docs" / "sql-reference.md"
 COMMAND = "make sql-reference"

@@ -56,6 +56,7 @@ LANGUAGE sql VOLATILE SET search_path = '' AS $$
 $$;
 COMMENT ON FUNCTION insurance._refund_ip_slot(text, inet) IS
   'Gives back one hit of kind _kind taken by client _ip in the current hour. OTP functions only.';
-REVOKE ALL ON FUNCTION insurance._take_ip_slot(text, inet, integer) FROM PUBLIC;REVOKE ALL ON FUNCTION insurance._refund_ip_slot(text, inet) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance._take_ip_slot(text, inet, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance._refund_ip_slot(text, inet) FROM PUBLIC;
 
 COMMIT;

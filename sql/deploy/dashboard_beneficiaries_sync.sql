@@ -11,7 +11,7 @@ SET LOCAL ROLE insurance_owner;
 
 -- begin_beneficiaries_sync(_id, _uid, _claimed_by, _lease_seconds): claim the
 -- BENEFICIARIES_SYNC key of a risk item (by id or uid) for its package's post-sales provider,
--- as integrations.begin_emission answers it (skipped when the package has none). The access
+-- as integrations.begin_batch answers it (skipped when the package has none). The access
 -- check is the dashboard policies' own: a live session's claims (role dashboard, a sub); else
 -- PT401. An unknown item is PT404 NOT_FOUND. The audit row names the session's user.
 CREATE FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text,
@@ -39,8 +39,10 @@ BEGIN
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
   END IF;
-  _begun := integrations.begin_emission(_item, _provider, 'BENEFICIARIES_SYNC', _claimed_by, _lease_seconds);
-  PERFORM insurance.record_audit('dashboard:' || coalesce(insurance.claim('email'), insurance.claim('sub')),
+  _begun := integrations._begin_one(pg_catalog.jsonb_build_object('riskItemId', _item, 'provider', _provider,
+                                                                'event', 'BENEFICIARIES_SYNC'),
+                                    _claimed_by, _lease_seconds);
+  PERFORM insurance.record_audit(dashboard._actor(),
             'emissions.sync', pg_catalog.jsonb_build_array(_item_uid), 'ok',
             pg_catalog.jsonb_build_object('provider', _provider, 'status', _begun ->> 'status',
                                           'claimed', _begun -> 'claimed', 'via', 'trpc'));
@@ -49,7 +51,7 @@ END
 $$;
 COMMENT ON FUNCTION dashboard.begin_beneficiaries_sync(bigint, uuid, text, integer) IS
   'Claims the beneficiaries-sync emission key of the item named by id or uid '
-  '(integrations.begin_emission''s answer, with the provider); audited; raises PT404 NOT_FOUND when the'
+  '(integrations.begin_batch''s answer for it, with the provider); audited; raises PT404 NOT_FOUND when the'
   ' caller cannot see the item, PT401 UNAUTHORIZED without a dashboard session. Dashboard session only.';
 REVOKE ALL ON FUNCTION dashboard.begin_beneficiaries_sync(bigint, uuid, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.begin_beneficiaries_sync(bigint, uuid, text, integer) TO insurance_dashboard, insurance_app;

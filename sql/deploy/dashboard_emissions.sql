@@ -73,7 +73,8 @@ COMMENT ON FUNCTION dashboard.emissions_by_risk_item(bigint) IS
   '{riskItem (with its package {id, uid, name}, channel {id, name} or null, beneficiaries), emissions '
   '(oldest first, each with riskItemUid and policyUid)} of risk item _risk_item_id; raises PT404 NOT_FOUND '
   'when the caller cannot see it. Dashboard role.';
-REVOKE ALL ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) FROM PUBLIC;REVOKE ALL ON FUNCTION dashboard.emissions_by_risk_item(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.emissions_by_risk_item(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) TO insurance_dashboard;
 GRANT EXECUTE ON FUNCTION dashboard.emissions_by_risk_item(bigint) TO insurance_dashboard, insurance_app;
 -- list_emissions(statuses, provider, event, since, until, after_id, limit): one page of
@@ -192,8 +193,12 @@ COMMENT ON FUNCTION dashboard.retry_emissions(bigint[], text) IS
   'Retries emissions _ids (FAILED and ABANDONED restart as FAILED, due now) and writes one audit row '
   'emissions.retry via _via; returns [{id, status, queued}]; raises PT404 for an unknown id (nothing '
   'changed). Dashboard session only.';
-REVOKE ALL ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer) FROM PUBLIC;REVOKE ALL ON FUNCTION dashboard.emission_detail(bigint) FROM PUBLIC;REVOKE ALL ON FUNCTION dashboard.retry_emissions(bigint[], text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer) TO insurance_dashboard, insurance_app;GRANT EXECUTE ON FUNCTION dashboard.emission_detail(bigint) TO insurance_dashboard, insurance_app;GRANT EXECUTE ON FUNCTION dashboard.retry_emissions(bigint[], text) TO insurance_dashboard, insurance_app;
+REVOKE ALL ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.emission_detail(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.retry_emissions(bigint[], text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer) TO insurance_dashboard, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.emission_detail(bigint) TO insurance_dashboard, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.retry_emissions(bigint[], text) TO insurance_dashboard, insurance_app;
 -- risk_item_emissions(_id, _uid): dashboard.emissions_by_risk_item of the item named by id or
 -- uid (read as the caller, under the dashboard policies); PT404 NOT_FOUND otherwise.
 CREATE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid)

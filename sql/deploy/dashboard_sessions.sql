@@ -133,8 +133,14 @@ LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 $$;
 COMMENT ON FUNCTION dashboard.logout(bytea) IS
   'Revokes the session with this token hash; true when a live session was revoked. Anonymous role.';
-REVOKE ALL ON FUNCTION dashboard.login_user(text, inet) FROM PUBLIC;REVOKE ALL ON FUNCTION dashboard.login_succeeded(text, text, bytea, integer, inet, text) FROM PUBLIC;REVOKE ALL ON FUNCTION dashboard.session_claims(bytea) FROM PUBLIC;REVOKE ALL ON FUNCTION dashboard.logout(bytea) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard.login_user(text, inet) TO insurance_anon, insurance_app;GRANT EXECUTE ON FUNCTION dashboard.login_succeeded(text, text, bytea, integer, inet, text) TO insurance_anon, insurance_app;GRANT EXECUTE ON FUNCTION dashboard.session_claims(bytea) TO insurance_anon, insurance_app;GRANT EXECUTE ON FUNCTION dashboard.logout(bytea) TO insurance_anon, insurance_app;
+REVOKE ALL ON FUNCTION dashboard.login_user(text, inet) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.login_succeeded(text, text, bytea, integer, inet, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.session_claims(bytea) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.logout(bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.login_user(text, inet) TO insurance_anon, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.login_succeeded(text, text, bytea, integer, inet, text) TO insurance_anon, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.session_claims(bytea) TO insurance_anon, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.logout(bytea) TO insurance_anon, insurance_app;
 
 -- A tRPC procedure in one round trip: app/db.py's call_in_session resolves the session cookie
 -- inside the procedure's own statement, where the claims are set:

@@ -99,9 +99,9 @@ COMMENT ON FUNCTION gateway.admit(integer) IS
 REVOKE ALL ON FUNCTION gateway.admit(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.admit(integer) TO insurance_channel;
 
--- validate(limit): the channel {id, name} of a valid token whose channel is still active
+-- token_channel(limit): the channel {id, name} of a valid token whose channel is still active
 -- (the validator routes; the decoded token itself is added by the app).
-CREATE FUNCTION gateway.validate(_limit integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.token_channel(_limit integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -117,9 +117,9 @@ BEGIN
   RETURN _reply;
 END
 $$;
-COMMENT ON FUNCTION gateway.validate(integer) IS
+COMMENT ON FUNCTION gateway.token_channel(integer) IS
   'Admits the call and answers the token''s channel {id, name} (the validator routes): a gateway.reply.'
   ' Channel role.';
-REVOKE ALL ON FUNCTION gateway.validate(integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gateway.validate(integer) TO insurance_channel, insurance_app;
+REVOKE ALL ON FUNCTION gateway.token_channel(integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.token_channel(integer) TO insurance_channel, insurance_app;
 COMMIT;

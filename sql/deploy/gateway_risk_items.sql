@@ -342,9 +342,17 @@ COMMENT ON FUNCTION gateway.create_risk_item(integer, jsonb) IS
   'gateway.reply (201); raises PT400 VALIDATION_ERROR naming every broken field, PT422 UNKNOWN_PACKAGE '
   '/ INVALID_VARIANT / BENEFICIARY_LIMIT (more than 50), PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY '
   '(same policy uid in the package). Channel role.';
-REVOKE ALL ON FUNCTION gateway._broken_rules(regclass, jsonb) FROM PUBLIC;REVOKE ALL ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gateway._broken_rules(regclass, jsonb) TO insurance_channel;GRANT EXECUTE ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) TO insurance_channel;
-REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) FROM PUBLIC;REVOKE ALL ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) FROM PUBLIC;REVOKE ALL ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) FROM PUBLIC;REVOKE ALL ON FUNCTION gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) TO insurance_channel, insurance_app;GRANT EXECUTE ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) TO insurance_channel, insurance_app;GRANT EXECUTE ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) TO insurance_channel, insurance_app;GRANT EXECUTE ON FUNCTION gateway.create_risk_item(integer, jsonb) TO insurance_channel, insurance_app;
+REVOKE ALL ON FUNCTION gateway._broken_rules(regclass, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway._broken_rules(regclass, jsonb) TO insurance_channel;
+GRANT EXECUTE ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) TO insurance_channel, insurance_app;
+GRANT EXECUTE ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) TO insurance_channel, insurance_app;
+GRANT EXECUTE ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) TO insurance_channel, insurance_app;
+GRANT EXECUTE ON FUNCTION gateway.create_risk_item(integer, jsonb) TO insurance_channel, insurance_app;
 
 COMMIT;

@@ -30,7 +30,8 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION insurance.claim(text) IS
   'One claim of the current request as text, or NULL. Any role; inlined into policies.';
-GRANT EXECUTE ON FUNCTION insurance.claims() TO insurance_anon, insurance_holder, insurance_channel, insurance_service, insurance_dashboard;GRANT EXECUTE ON FUNCTION insurance.claim(text) TO insurance_anon, insurance_holder, insurance_channel, insurance_service, insurance_dashboard;
+GRANT EXECUTE ON FUNCTION insurance.claims() TO insurance_anon, insurance_holder, insurance_channel, insurance_service, insurance_dashboard;
+GRANT EXECUTE ON FUNCTION insurance.claim(text) TO insurance_anon, insurance_holder, insurance_channel, insurance_service, insurance_dashboard;
 
 -- require_role: the first statement of every entry point. EXECUTE alone cannot hold an entry
 -- point to its surface: the app's login names the function before the role switch of the

@@ -84,7 +84,9 @@ COMMENT ON FUNCTION insurance.schedule_job(text, text, text) IS
   'it did, or why not and the statement to run by hand; never raises. Migrations only.';
 COMMENT ON FUNCTION insurance.unschedule_job(text) IS
   'Removes job _job (every user''s) from the cron database, if any; never raises. Migrations only.';
-REVOKE ALL ON FUNCTION insurance._cron_connection() FROM PUBLIC;REVOKE ALL ON FUNCTION insurance.schedule_job(text, text, text) FROM PUBLIC;REVOKE ALL ON FUNCTION insurance.unschedule_job(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance._cron_connection() FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance.schedule_job(text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance.unschedule_job(text) FROM PUBLIC;
 
 CREATE TABLE insurance.job_runs (
   job         text PRIMARY KEY,

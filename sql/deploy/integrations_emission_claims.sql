@@ -171,8 +171,8 @@ COMMENT ON FUNCTION integrations.begin_batch(jsonb, text, integer) IS
   'nothing {refused: {status: 404, code, message}}; a key named twice answers as two calls in a row. Service role.';
 GRANT EXECUTE ON FUNCTION integrations.begin_batch(jsonb, text, integer) TO insurance_service, insurance_app;
 
--- _begin_one: the answer of a batch of one spec; its refusal raised as PT404 (the single-key
--- entry points' contract).
+-- _begin_one: the answer of a batch of one spec; its refusal raised as PT404 (the contract of
+-- postsales.begin_emission, the one single-key entry point).
 CREATE FUNCTION integrations._begin_one(_spec jsonb, _claimed_by text, _lease_seconds integer) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
@@ -187,83 +187,8 @@ END
 $$;
 COMMENT ON FUNCTION integrations._begin_one(jsonb, text, integer) IS
   'Takes one begin_batch spec; returns its answer, or raises its refusal as PT404 with the code as DETAIL. '
-  'Private helper of the single-key begin_* entry points.';
+  'Private helper of postsales.begin_emission (and of tests that claim one key).';
 REVOKE ALL ON FUNCTION integrations._begin_one(jsonb, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION integrations._begin_one(jsonb, text, integer) TO insurance_service;
-
--- begin_emission: claim the key (item, provider or the package's slug for the event, event)
--- before a provider call: integrations.begin_batch's answer for it; raises PT404
--- RISK_ITEM_NOT_FOUND for an unknown item.
-CREATE FUNCTION integrations.begin_emission(_risk_item_id bigint, _provider text, _event text,
-                                            _claimed_by text, _lease_seconds integer DEFAULT 60) RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' AS $$
-BEGIN
-  IF current_user <> 'insurance_owner' THEN
-    PERFORM insurance.require_role('insurance_service');
-  END IF;
-  RETURN integrations._begin_one(pg_catalog.jsonb_build_object('riskItemId', _risk_item_id, 'provider', _provider,
-                                                               'event', _event), _claimed_by, _lease_seconds);
-END
-$$;
-COMMENT ON FUNCTION integrations.begin_emission(bigint, text, text, text, integer) IS
-  'Claims emission key (item, provider or the package''s slug for the event, event) for a provider call'
-  ' with a lease (integrations.begin_batch for one key); returns {claimed: true, idempotencyKey, item} or '
-  '{claimed: false, status: skipped|SUCCESS|FAILED|ABANDONED|IN_PROGRESS, ...}; raises PT404 RISK_ITEM_NOT_FOUND. '
-  'Service role.';
-GRANT EXECUTE ON FUNCTION integrations.begin_emission(bigint, text, text, text, integer) TO insurance_service, insurance_app;
--- begin_order_emission: the key of an order's event (dispatch-v2, initial mode), claimed.
-CREATE FUNCTION integrations.begin_order_emission(_order_id bigint, _claimed_by text,
-                                                  _lease_seconds integer DEFAULT 60) RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' AS $$
-BEGIN
-  IF current_user <> 'insurance_owner' THEN
-    PERFORM insurance.require_role('insurance_service');
-  END IF;
-  RETURN integrations._begin_one(pg_catalog.jsonb_build_object('orderId', _order_id), _claimed_by, _lease_seconds);
-END
-$$;
-COMMENT ON FUNCTION integrations.begin_order_emission(bigint, text, integer) IS
-  'integrations.begin_emission for order _order_id''s event (dispatch-v2, initial mode), with orderId; raises PT404 '
-  'ORDER_NOT_FOUND. Service role.';
-GRANT EXECUTE ON FUNCTION integrations.begin_order_emission(bigint, text, integer) TO insurance_service, insurance_app;
--- begin_emission_retry: the key of an existing emission (/retry, dispatch-v2 retry mode), claimed.
-CREATE FUNCTION integrations.begin_emission_retry(_emission_id bigint, _claimed_by text,
-                                                  _lease_seconds integer DEFAULT 60) RETURNS jsonb
-LANGUAGE plpgsql SET search_path = '' AS $$
-BEGIN
-  IF current_user <> 'insurance_owner' THEN
-    PERFORM insurance.require_role('insurance_service');
-  END IF;
-  RETURN integrations._begin_one(pg_catalog.jsonb_build_object('emissionId', _emission_id), _claimed_by,
-                                 _lease_seconds);
-END
-$$;
-COMMENT ON FUNCTION integrations.begin_emission_retry(bigint, text, integer) IS
-  'integrations.begin_emission for the key of emission _emission_id (/retry, dispatch-v2 retry mode); '
-  'raises PT404 EMISSION_NOT_FOUND. Service role.';
-GRANT EXECUTE ON FUNCTION integrations.begin_emission_retry(bigint, text, integer) TO insurance_service, insurance_app;
-
--- begin_post_sales_emission: a holder's post-sales emission of an item they may reach
--- (an authorized_claimants row for the token's e-mail, else PT401 ACCESS_DENIED); runs as
--- the owner to claim the key, which the holder role cannot touch.
-CREATE FUNCTION integrations.begin_post_sales_emission(_risk_item_id bigint, _claimed_by text,
-                                                       _lease_seconds integer DEFAULT 60) RETURNS jsonb
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
-BEGIN
-  PERFORM insurance.require_role('insurance_holder');
-  IF NOT EXISTS (SELECT FROM insurance.authorized_claimants c
-                  WHERE c.risk_item_id = _risk_item_id
-                    AND c.email = lower(insurance.claim('email'))) THEN
-    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
-  END IF;
-  RETURN integrations.begin_emission(_risk_item_id, NULL, 'POST_SALES', _claimed_by, _lease_seconds);
-END
-$$;
-COMMENT ON FUNCTION integrations.begin_post_sales_emission(bigint, text, integer) IS
-  'Claims the POST_SALES key of an item the calling holder may reach (an authorized_claimants row for '
-  'the token''s e-mail); raises PT401 ACCESS_DENIED otherwise. Holder role (through '
-  'postsales.begin_emission).';
-REVOKE ALL ON FUNCTION integrations.begin_post_sales_emission(bigint, text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.begin_post_sales_emission(bigint, text, integer) TO insurance_holder, insurance_app;
 
 COMMIT;

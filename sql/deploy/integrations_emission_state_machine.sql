@@ -223,7 +223,7 @@ COMMENT ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, json
   'transition (SUCCESS final; FAILED with backoff and a delayed /retry; ABANDONED), '
   'metadata.integration for the sales dispatch, chat notices, the claim given back; returns '
   'integrations.emission_json. Service role.';
-GRANT EXECUTE ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb) TO insurance_service, insurance_app;
+GRANT EXECUTE ON FUNCTION integrations.record_emission(bigint, text, text, jsonb, jsonb) TO insurance_service;
 
 -- record_batch: the outcomes of a batch in one transaction, answers in order.
 -- outcomes: [{"riskItemId", "provider", "event", "outcome": OrchestratorResult.as_json()}]

@@ -36,7 +36,7 @@ COMMENT ON FUNCTION integrations.sweep() IS
   'One pass of the retry sweep: queues /retry for due FAILED emissions without a pending call, frees expired outbox '
   'leases and emission claims; returns {retriesQueued, leasesFreed, claimsFreed}. Service role or insurance_cron.';
 REVOKE ALL ON FUNCTION integrations.sweep() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.sweep() TO insurance_service, insurance_app, insurance_cron;
+GRANT EXECUTE ON FUNCTION integrations.sweep() TO insurance_service, insurance_cron;
 
 -- run_sweep: what the minute job calls: a sweep, and its time and result in insurance.job_runs.
 CREATE FUNCTION integrations.run_sweep() RETURNS jsonb
@@ -54,7 +54,7 @@ COMMENT ON FUNCTION integrations.run_sweep() IS
   'integrations.sweep(), noting its time and result in insurance.job_runs (job retry_sweep); returns the sweep''s result. '
   'The minute pg_cron job; service role or insurance_cron.';
 REVOKE ALL ON FUNCTION integrations.run_sweep() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.run_sweep() TO insurance_service, insurance_app, insurance_cron;
+GRANT EXECUTE ON FUNCTION integrations.run_sweep() TO insurance_service, insurance_cron;
 GRANT USAGE ON SCHEMA integrations TO insurance_cron;
 
 RESET ROLE;

@@ -52,7 +52,7 @@ COMMENT ON FUNCTION integrations.standard_risk_items(bigint[]) IS
   'Takes risk item ids; returns {"<id>": StandardRiskItem} for those the caller can see (the others are absent). '
   'Service role (and the begin_* entry points, through integrations.begin_batch).';
 REVOKE ALL ON FUNCTION integrations.standard_risk_items(bigint[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION integrations.standard_risk_items(bigint[]) TO insurance_service, insurance_app;
+GRANT EXECUTE ON FUNCTION integrations.standard_risk_items(bigint[]) TO insurance_service;
 
 -- standard_risk_item(id): the item as the orchestrator's StandardRiskItem (jsonb);
 -- raises PT404 RISK_ITEM_NOT_FOUND when the caller cannot see it.

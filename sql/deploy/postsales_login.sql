@@ -16,20 +16,22 @@ SET LOCAL ROLE insurance_owner;
 -- No role may read insurance.postsales_otp: these functions are SECURITY DEFINER.
 -- Outcomes are returned, not raised, so that a counted attempt is never rolled back.
 
--- postsales_risk_item_ids_by_holder_email(email): ids of the active risk items whose holder
--- beneficiary has this e-mail (the seed's RPC name).
-CREATE FUNCTION postsales.postsales_risk_item_ids_by_holder_email(_email text) RETURNS bigint[]
+-- risk_item_ids_by_holder_email(email): ids of the active risk items whose holder
+-- beneficiary has this e-mail. The specification calls this RPC
+-- `postsales_risk_item_ids_by_holder_email` (a Supabase RPC in the public schema, where the
+-- prefix said its surface); here the schema says it, and no client calls it: request_otp does.
+CREATE FUNCTION postsales.risk_item_ids_by_holder_email(_email text) RETURNS bigint[]
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
   SELECT coalesce(array_agg(DISTINCT ri.id ORDER BY ri.id), '{}')
     FROM insurance.beneficiaries b
     JOIN insurance.risk_items ri ON ri.id = b.risk_item_id
    WHERE b.is_holder AND b.email = lower(_email) AND ri.status = 'active'
 $$;
-COMMENT ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) IS
-  'The ids of the active risk items whose holder has e-mail _email (the specification''s RPC). Service '
-  'role.';
-REVOKE ALL ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text) TO insurance_service;
+COMMENT ON FUNCTION postsales.risk_item_ids_by_holder_email(text) IS
+  'The ids of the active risk items whose holder has e-mail _email (the specification''s RPC '
+  'postsales_risk_item_ids_by_holder_email). Service role.';
+REVOKE ALL ON FUNCTION postsales.risk_item_ids_by_holder_email(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.risk_item_ids_by_holder_email(text) TO insurance_service;
 -- OTP request and verify are limited per client IP as well as per e-mail (guessing
 -- across many accounts from one address): every request, and every failed verification
 -- (reserved before the compare, refunded on success), counts against the IP's hour.
@@ -95,7 +97,7 @@ BEGIN
       greatest(1, ceil(extract(epoch FROM _first + interval '1 hour' - _now))::integer));
   END IF;
 
-  _known := pg_catalog.cardinality(postsales.postsales_risk_item_ids_by_holder_email(_address)) > 0;
+  _known := pg_catalog.cardinality(postsales.risk_item_ids_by_holder_email(_address)) > 0;
   INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at, ip)
   VALUES (_address, CASE WHEN _known THEN _code_hash ELSE public.gen_random_bytes(32) END,
           _now, _now + pg_catalog.make_interval(secs => _ttl_seconds), _ip);

@@ -47,15 +47,15 @@ COMMENT ON FUNCTION postsales.visible_item(bigint, uuid) IS
   '(id, package_id) of the item named by id or uid when the caller may see it; raises PT401 '
   'ACCESS_DENIED otherwise (also for an unknown item: no enumeration). Holder role.';
 
--- unprocessable(code, message, details): a 422 with a stable code.
-CREATE FUNCTION postsales.unprocessable(_code text, _message text, _details jsonb DEFAULT NULL) RETURNS void
+-- raise_unprocessable(code, message, details): a 422 with a stable code.
+CREATE FUNCTION postsales.raise_unprocessable(_code text, _message text, _details jsonb DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql SET search_path = '' AS $$
 BEGIN
   RAISE EXCEPTION USING ERRCODE = 'PT422', MESSAGE = _message, DETAIL = _code,
     HINT = coalesce(_details::text, '');
 END
 $$;
-COMMENT ON FUNCTION postsales.unprocessable(text, text, jsonb) IS
+COMMENT ON FUNCTION postsales.raise_unprocessable(text, text, jsonb) IS
   'Raises PT422 with DETAIL _code, MESSAGE _message and HINT _details. Holder role.';
 -- beneficiary_fields(body, is_holder): validates a beneficiary body against the fields a
 -- holder may set (name, email, document, relationship, share); 422 for anything else.
@@ -66,13 +66,13 @@ DECLARE
   _forbidden text[];
 BEGIN
   IF jsonb_typeof(_body) IS DISTINCT FROM 'object' OR _body = '{}' THEN
-    PERFORM postsales.unprocessable('EMPTY_PATCH', 'send the beneficiary fields to set');
+    PERFORM postsales.raise_unprocessable('EMPTY_PATCH', 'send the beneficiary fields to set');
   END IF;
   SELECT array_agg(k ORDER BY k) INTO _forbidden FROM jsonb_object_keys(_body) k
    WHERE k NOT IN ('name', 'email', 'document', 'relationship', 'share')
       OR (_is_holder AND k = 'email');
   IF _forbidden IS NOT NULL THEN
-    PERFORM postsales.unprocessable('FIELD_NOT_EDITABLE',
+    PERFORM postsales.raise_unprocessable('FIELD_NOT_EDITABLE',
       'only name, email, document, relationship and share may be set (not the holder''s e-mail)',
       jsonb_build_object('fields', _forbidden));
   END IF;
@@ -80,7 +80,7 @@ BEGIN
      OR (_body ? 'share' AND jsonb_typeof(_body -> 'share') IS DISTINCT FROM 'number')
      OR EXISTS (SELECT FROM unnest(ARRAY['email', 'document', 'relationship']) f
                  WHERE _body ? f AND jsonb_typeof(_body -> f) NOT IN ('string', 'null')) THEN
-    PERFORM postsales.unprocessable('INVALID_VALUE',
+    PERFORM postsales.raise_unprocessable('INVALID_VALUE',
       'name is a string, share a number, email, document and relationship strings or null');
   END IF;
 END
@@ -89,8 +89,14 @@ COMMENT ON FUNCTION postsales.beneficiary_fields(jsonb, boolean) IS
   'Returns when _body holds only fields a holder may set (name, email, document, relationship, share; '
   'not the e-mail of the holder''s own row); raises PT422 EMPTY_PATCH, FIELD_NOT_EDITABLE or '
   'INVALID_VALUE otherwise. Holder role.';
-REVOKE ALL ON FUNCTION postsales.risk_item_json(bigint) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.visible_item(bigint, uuid) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.unprocessable(text, text, jsonb) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.beneficiary_fields(jsonb, boolean) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION postsales.risk_item_json(bigint) TO insurance_holder;GRANT EXECUTE ON FUNCTION postsales.visible_item(bigint, uuid) TO insurance_holder;GRANT EXECUTE ON FUNCTION postsales.unprocessable(text, text, jsonb) TO insurance_holder;GRANT EXECUTE ON FUNCTION postsales.beneficiary_fields(jsonb, boolean) TO insurance_holder;
+REVOKE ALL ON FUNCTION postsales.risk_item_json(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.visible_item(bigint, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.raise_unprocessable(text, text, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.beneficiary_fields(jsonb, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.risk_item_json(bigint) TO insurance_holder;
+GRANT EXECUTE ON FUNCTION postsales.visible_item(bigint, uuid) TO insurance_holder;
+GRANT EXECUTE ON FUNCTION postsales.raise_unprocessable(text, text, jsonb) TO insurance_holder;
+GRANT EXECUTE ON FUNCTION postsales.beneficiary_fields(jsonb, boolean) TO insurance_holder;
 
 -- ---------------------------------------------------------------- entry points
 
@@ -151,7 +157,7 @@ BEGIN
   PERFORM insurance.require_role('insurance_holder');
   _item := (postsales.visible_item(_id, _uid)).id;
   IF jsonb_typeof(_patch) IS DISTINCT FROM 'object' OR _patch = '{}' THEN
-    PERFORM postsales.unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
+    PERFORM postsales.raise_unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
   END IF;
   SELECT array_agg(k ORDER BY k) INTO _forbidden
     FROM jsonb_object_keys(_patch) k WHERE k <> 'insured_subject';
@@ -160,16 +166,16 @@ BEGIN
     SELECT array_agg('insured_subject.' || k ORDER BY k) || coalesce(_forbidden, '{}') INTO _forbidden
       FROM jsonb_object_keys(_subject) k WHERE k NOT IN ('email', 'phone', 'address');
   ELSIF _subject IS NOT NULL THEN
-    PERFORM postsales.unprocessable('INVALID_VALUE', 'insured_subject must be an object',
+    PERFORM postsales.raise_unprocessable('INVALID_VALUE', 'insured_subject must be an object',
                                     '{"field": "insured_subject"}');
   END IF;
   IF pg_catalog.cardinality(_forbidden) > 0 THEN
-    PERFORM postsales.unprocessable('FIELD_NOT_EDITABLE',
+    PERFORM postsales.raise_unprocessable('FIELD_NOT_EDITABLE',
       'only insured_subject.email, insured_subject.phone and insured_subject.address may be changed',
       jsonb_build_object('fields', _forbidden));
   END IF;
   IF _subject IS NULL OR _subject = '{}' THEN
-    PERFORM postsales.unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
+    PERFORM postsales.raise_unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
   END IF;
   FOR _key, _value IN SELECT * FROM jsonb_each(_subject) LOOP
     _valid := CASE _key
@@ -181,7 +187,7 @@ BEGIN
                   AND NOT EXISTS (SELECT FROM jsonb_each(_value) a WHERE jsonb_typeof(a.value) <> 'string'))
        END;
     IF NOT _valid THEN
-      PERFORM postsales.unprocessable('INVALID_VALUE', 'insured_subject.' || _key || ' is not valid',
+      PERFORM postsales.raise_unprocessable('INVALID_VALUE', 'insured_subject.' || _key || ' is not valid',
                                       jsonb_build_object('field', 'insured_subject.' || _key));
     END IF;
   END LOOP;
@@ -223,7 +229,7 @@ BEGIN
   _item := (postsales.visible_item(_id, _uid)).id;
   PERFORM postsales.beneficiary_fields(_body, false);
   IF NOT _body ? 'name' THEN
-    PERFORM postsales.unprocessable('INVALID_VALUE', 'name is required', '{"field": "name"}');
+    PERFORM postsales.raise_unprocessable('INVALID_VALUE', 'name is required', '{"field": "name"}');
   END IF;
   INSERT INTO insurance.beneficiaries (risk_item_id, name, email, document, relationship, share)
   VALUES (_item, _body ->> 'name', lower(_body ->> 'email'), _body ->> 'document',
@@ -283,7 +289,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'beneficiary not found', DETAIL = 'NOT_FOUND';
   END IF;
   IF _is_holder THEN
-    PERFORM postsales.unprocessable('HOLDER_NOT_REMOVABLE', 'the holder cannot be removed');
+    PERFORM postsales.raise_unprocessable('HOLDER_NOT_REMOVABLE', 'the holder cannot be removed');
   END IF;
   DELETE FROM insurance.beneficiaries b WHERE b.id = _beneficiary_id;
   RETURN jsonb_build_object('id', _beneficiary_id, 'removed', true);
@@ -311,8 +317,22 @@ $$;
 COMMENT ON FUNCTION postsales.risk_item_variants(bigint, uuid) IS
   'The product variants of the package of the caller''s item; raises PT401 when it is not theirs. '
   'Holder role.';
-REVOKE ALL ON FUNCTION postsales.my_risk_items() FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.risk_item(bigint, uuid) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.update_risk_item(bigint, uuid, jsonb) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.risk_item_beneficiaries(bigint, uuid) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.add_beneficiary(bigint, uuid, jsonb) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.update_beneficiary(bigint, uuid, bigint, jsonb) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.remove_beneficiary(bigint, uuid, bigint) FROM PUBLIC;REVOKE ALL ON FUNCTION postsales.risk_item_variants(bigint, uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION postsales.my_risk_items() TO insurance_holder, insurance_app;GRANT EXECUTE ON FUNCTION postsales.risk_item(bigint, uuid) TO insurance_holder, insurance_app;GRANT EXECUTE ON FUNCTION postsales.update_risk_item(bigint, uuid, jsonb) TO insurance_holder, insurance_app;GRANT EXECUTE ON FUNCTION postsales.risk_item_beneficiaries(bigint, uuid) TO insurance_holder, insurance_app;GRANT EXECUTE ON FUNCTION postsales.add_beneficiary(bigint, uuid, jsonb) TO insurance_holder, insurance_app;GRANT EXECUTE ON FUNCTION postsales.update_beneficiary(bigint, uuid, bigint, jsonb) TO insurance_holder, insurance_app;GRANT EXECUTE ON FUNCTION postsales.remove_beneficiary(bigint, uuid, bigint) TO insurance_holder, insurance_app;GRANT EXECUTE ON FUNCTION postsales.risk_item_variants(bigint, uuid) TO insurance_holder, insurance_app;
+REVOKE ALL ON FUNCTION postsales.my_risk_items() FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.risk_item(bigint, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.update_risk_item(bigint, uuid, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.risk_item_beneficiaries(bigint, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.add_beneficiary(bigint, uuid, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.update_beneficiary(bigint, uuid, bigint, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.remove_beneficiary(bigint, uuid, bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION postsales.risk_item_variants(bigint, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.my_risk_items() TO insurance_holder, insurance_app;
+GRANT EXECUTE ON FUNCTION postsales.risk_item(bigint, uuid) TO insurance_holder, insurance_app;
+GRANT EXECUTE ON FUNCTION postsales.update_risk_item(bigint, uuid, jsonb) TO insurance_holder, insurance_app;
+GRANT EXECUTE ON FUNCTION postsales.risk_item_beneficiaries(bigint, uuid) TO insurance_holder, insurance_app;
+GRANT EXECUTE ON FUNCTION postsales.add_beneficiary(bigint, uuid, jsonb) TO insurance_holder, insurance_app;
+GRANT EXECUTE ON FUNCTION postsales.update_beneficiary(bigint, uuid, bigint, jsonb) TO insurance_holder, insurance_app;
+GRANT EXECUTE ON FUNCTION postsales.remove_beneficiary(bigint, uuid, bigint) TO insurance_holder, insurance_app;
+GRANT EXECUTE ON FUNCTION postsales.risk_item_variants(bigint, uuid) TO insurance_holder, insurance_app;
 
 -- ---------------------------------------------------------------- the post-sales emission
 
@@ -320,35 +340,42 @@ GRANT EXECUTE ON FUNCTION postsales.my_risk_items() TO insurance_holder, insuran
 -- item of a StandardRiskItem by its uid (the integer id stays an alternative). The item is
 -- read here as the holder, under the claimant RLS policies, never taken from the body.
 
--- begin_emission: claim the POST_SALES key of an item the holder reaches, by uid or id (when
--- both are given they must name the same item). An item the holder cannot see is PT401
--- ACCESS_DENIED, as integrations.begin_post_sales_emission answers it.
+-- begin_emission: claim the POST_SALES key of an item the holder reaches (an
+-- authorized_claimants row for the token's e-mail), by uid or id (when both are given they must
+-- name the same item); an item the holder cannot reach is PT401 ACCESS_DENIED. Runs as the
+-- owner to claim the key, which the holder role cannot touch: one function from the holder's
+-- call to integrations.begin_batch (through _begin_one, which raises a refusal).
 CREATE FUNCTION postsales.begin_emission(_risk_item_id bigint, _risk_item_uid uuid,
                                          _claimed_by text, _lease_seconds integer)
 RETURNS jsonb
-LANGUAGE plpgsql
+LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = ''
 AS $$
 DECLARE
   _id bigint;
 BEGIN
-  IF current_user <> 'insurance_owner' THEN
-    PERFORM insurance.require_role('insurance_holder');
-  END IF;
+  PERFORM insurance.require_role('insurance_holder');
   IF _risk_item_id IS NULL AND _risk_item_uid IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'give the item''s uid (or its id)',
                           DETAIL = 'VALIDATION_ERROR', HINT = '{"field": "uid"}';
   END IF;
-  SELECT r.id INTO _id FROM insurance.risk_items r
+  SELECT r.id INTO _id
+    FROM insurance.risk_items r
+    JOIN insurance.authorized_claimants c ON c.risk_item_id = r.id AND c.email = lower(insurance.claim('email'))
    WHERE (_risk_item_uid IS NULL OR r.uid = _risk_item_uid)
      AND (_risk_item_id IS NULL OR r.id = _risk_item_id);
-  RETURN integrations.begin_post_sales_emission(_id, _claimed_by, _lease_seconds);
+  IF _id IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
+  END IF;
+  RETURN integrations._begin_one(pg_catalog.jsonb_build_object('riskItemId', _id, 'provider', NULL,
+                                                               'event', 'POST_SALES'),
+                                 _claimed_by, _lease_seconds);
 END
 $$;
 COMMENT ON FUNCTION postsales.begin_emission(bigint, uuid, text, integer) IS
-  'Claims the POST_SALES emission key of the caller''s item named by uid or id '
-  '(integrations.begin_post_sales_emission''s answer); raises PT401 ACCESS_DENIED when the holder '
-  'cannot see it. Holder role.';
+  'Claims the POST_SALES emission key of the caller''s item named by uid or id (integrations.begin_batch''s '
+  'answer for it); raises PT401 ACCESS_DENIED when the holder cannot reach it. Holder role.';
 REVOKE ALL ON FUNCTION postsales.begin_emission(bigint, uuid, text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION postsales.begin_emission(bigint, uuid, text, integer) TO insurance_holder, insurance_app;
+
 COMMIT;

@@ -12,7 +12,7 @@ DROP FUNCTION postsales.update_risk_item(bigint, uuid, jsonb);
 DROP FUNCTION postsales.risk_item(bigint, uuid);
 DROP FUNCTION postsales.my_risk_items();
 DROP FUNCTION postsales.beneficiary_fields(jsonb, boolean);
-DROP FUNCTION postsales.unprocessable(text, text, jsonb);
+DROP FUNCTION postsales.raise_unprocessable(text, text, jsonb);
 DROP FUNCTION postsales.visible_item(bigint, uuid);
 DROP FUNCTION postsales.risk_item_json(bigint);
 

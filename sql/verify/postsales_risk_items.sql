@@ -1,7 +1,7 @@
 -- Verify insurance:postsales_risk_items on pg
 SELECT 'postsales.risk_item_json(bigint)'::regprocedure,
        'postsales.visible_item(bigint, uuid)'::regprocedure,
-       'postsales.unprocessable(text, text, jsonb)'::regprocedure,
+       'postsales.raise_unprocessable(text, text, jsonb)'::regprocedure,
        'postsales.beneficiary_fields(jsonb, boolean)'::regprocedure,
        'postsales.my_risk_items()'::regprocedure,
        'postsales.risk_item(bigint, uuid)'::regprocedure,
@@ -16,7 +16,7 @@ DO $$
 BEGIN
   ASSERT has_function_privilege('insurance_holder', 'postsales.risk_item_json(bigint)', 'EXECUTE'), 'insurance_holder cannot call postsales.risk_item_json';
   ASSERT has_function_privilege('insurance_holder', 'postsales.visible_item(bigint, uuid)', 'EXECUTE'), 'insurance_holder cannot call postsales.visible_item';
-  ASSERT has_function_privilege('insurance_holder', 'postsales.unprocessable(text, text, jsonb)', 'EXECUTE'), 'insurance_holder cannot call postsales.unprocessable';
+  ASSERT has_function_privilege('insurance_holder', 'postsales.raise_unprocessable(text, text, jsonb)', 'EXECUTE'), 'insurance_holder cannot call postsales.raise_unprocessable';
   ASSERT has_function_privilege('insurance_holder', 'postsales.beneficiary_fields(jsonb, boolean)', 'EXECUTE'), 'insurance_holder cannot call postsales.beneficiary_fields';
   ASSERT has_function_privilege('insurance_holder', 'postsales.my_risk_items()', 'EXECUTE'), 'insurance_holder cannot call postsales.my_risk_items';
   ASSERT has_function_privilege('insurance_holder', 'postsales.risk_item(bigint, uuid)', 'EXECUTE'), 'insurance_holder cannot call postsales.risk_item';
