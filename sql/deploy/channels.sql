@@ -20,6 +20,7 @@ CREATE TABLE insurance.channels (
   ia_keys             jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(ia_keys) = 'object'),
   -- IntegrationPayload: webhooks and insurer_id (integrations branches).
   integration_payload jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(integration_payload) = 'object'),
+  -- squawk-ignore prefer-bigint-over-int -- the API key generation: one per new key, never near 2^31
   key_generation      integer NOT NULL DEFAULT 1 CHECK (key_generation > 0),
   active              boolean NOT NULL DEFAULT true,
   revoked_at          timestamptz,

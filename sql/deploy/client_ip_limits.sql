@@ -12,6 +12,7 @@ CREATE TABLE insurance.client_ip_limits (
   kind         text NOT NULL CHECK (kind IN ('otp_request', 'otp_verify_failure')),
   ip           inet NOT NULL,
   window_start timestamptz NOT NULL,
+  -- squawk-ignore prefer-bigint-over-int -- hits of one client IP in one hour, capped far below 2^31
   hits         integer NOT NULL CHECK (hits >= 0),
   PRIMARY KEY (kind, ip)
 );

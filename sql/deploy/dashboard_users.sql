@@ -55,6 +55,7 @@ ALTER TABLE insurance.dashboard_sessions ENABLE ROW LEVEL SECURITY;
 
 CREATE TABLE insurance.dashboard_login_failures (
   key         text PRIMARY KEY CHECK (key ~ '^(email|email\+ip|ip):.'),  -- see _login_keys
+  -- squawk-ignore prefer-bigint-over-int -- failed logins of one key in one window, capped by the lockout
   failures    integer NOT NULL CHECK (failures > 0),
   window_ends timestamptz NOT NULL
 );

@@ -18,6 +18,7 @@ CREATE TABLE insurance.emission_counts (
 CREATE TABLE insurance.emission_count_deltas (
   status   text NOT NULL,
   provider text NOT NULL,
+  -- squawk-ignore prefer-bigint-over-int -- the change of one statement, folded every scrape
   delta    integer NOT NULL
 );
 COMMENT ON TABLE insurance.emission_counts IS 'Emissions per status and provider, folded from emission_count_deltas';

@@ -19,6 +19,7 @@ CREATE TABLE insurance.integration_emissions (
   response      jsonb,
   error_history jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(error_history) = 'array'),
   next_retry_at timestamptz,
+  -- squawk-ignore prefer-bigint-over-int -- provider attempts of one key, bounded by max_attempts
   attempts      integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
   created_at    timestamptz NOT NULL DEFAULT now(),
   updated_at    timestamptz NOT NULL DEFAULT now(),

@@ -19,10 +19,12 @@ CREATE TABLE outbox.http_requests (
   headers       jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(headers) = 'object'),
   body          jsonb,
   deliver_after timestamptz NOT NULL DEFAULT now(),   -- the delayed queue
+  -- squawk-ignore prefer-bigint-over-int -- delivery attempts of one row, bounded by the worker
   attempts      integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
   lease_until   timestamptz,                          -- set while a worker holds the row
   leased_by     text,
   delivered_at  timestamptz,                          -- set once: done
+  -- squawk-ignore prefer-bigint-over-int -- an HTTP status code
   last_status   integer,
   last_error    text,
   created_at    timestamptz NOT NULL DEFAULT now(),
@@ -101,6 +103,7 @@ COMMENT ON TABLE outbox.request_counts IS
   'Rows of http_requests pending (not delivered, not dead) and dead, folded from request_count_deltas';
 CREATE TABLE outbox.request_count_deltas (
   state text NOT NULL CHECK (state IN ('pending', 'dead')),
+  -- squawk-ignore prefer-bigint-over-int -- the change of one statement, folded every scrape
   delta integer NOT NULL
 );
 COMMENT ON TABLE outbox.request_count_deltas IS

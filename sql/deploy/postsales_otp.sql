@@ -15,6 +15,7 @@ CREATE TABLE insurance.postsales_otp (
   code_hash   bytea NOT NULL,
   created_at  timestamptz NOT NULL DEFAULT now(),
   expires_at  timestamptz NOT NULL,
+  -- squawk-ignore prefer-bigint-over-int -- failed verifications of one code, capped at a handful
   attempts    integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),  -- failed verifications
   consumed_at timestamptz,                                       -- set once: single use
   ip          inet,                                              -- the address that asked for it

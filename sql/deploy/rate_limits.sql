@@ -14,6 +14,7 @@ SET LOCAL ROLE insurance_owner;
 CREATE TABLE insurance.rate_limits (
   channel_id   uuid PRIMARY KEY REFERENCES insurance.channels ON DELETE CASCADE,
   window_start timestamptz NOT NULL,
+  -- squawk-ignore prefer-bigint-over-int -- calls of one channel in one minute, capped by its limit
   hits         integer NOT NULL CHECK (hits > 0)
 );
 COMMENT ON TABLE insurance.rate_limits IS 'Gateway calls per channel in the current minute (RATE_LIMIT_PER_MINUTE)';
