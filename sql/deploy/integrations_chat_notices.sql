@@ -14,7 +14,7 @@ CREATE FUNCTION integrations.chat_message(_provider text, _event text, _risk_ite
                                           _max_attempts integer, _next_retry_at timestamptz) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = '' AS $$
   SELECT pg_catalog.jsonb_build_object(
-    'text', pg_catalog.format('%s emission %s: %s for risk item %s (%s), _attempt %s of %s, %s',
+    'text', pg_catalog.format('%s emission %s: %s for risk item %s (%s), attempt %s of %s, %s',
                               CASE _status WHEN 'ABANDONED' THEN ':rotating_light:' ELSE ':warning:' END,
                               _status, _provider, _risk_item_uid, coalesce(_error_code, 'UNKNOWN'),
                               _attempt, _max_attempts,
