@@ -218,6 +218,7 @@ class Config:
     dashboard_session_ttl: int = 12 * 3600
     dashboard_login_concurrency: int = 2
     outbox_retention: int = 7 * 86400
+    cron_history_retention: int = 7 * 86400
     dashboard_allowed_origins: tuple[str, ...] = ()
     metrics_allowed_ips: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
     worker_metrics_port: int = 0  # 0: the worker serves no /metrics
@@ -346,6 +347,7 @@ class Config:
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
             dashboard_login_concurrency=_int(env, "DASHBOARD_LOGIN_CONCURRENCY", 2, 1),
             outbox_retention=parse_duration("OUTBOX_RETENTION", env.get("OUTBOX_RETENTION", "7d")),
+            cron_history_retention=parse_duration("CRON_HISTORY_RETENTION", env.get("CRON_HISTORY_RETENTION", "7d")),
             dashboard_allowed_origins=_origins(env.get("DASHBOARD_ALLOWED_ORIGINS", "")),
             metrics_allowed_ips=metrics_networks,
             worker_metrics_port=_int(env, "WORKER_METRICS_PORT", 0),

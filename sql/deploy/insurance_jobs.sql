@@ -35,15 +35,18 @@ BEGIN
 END
 $$;
 
--- schedule_job(job, schedule, command): (re)registers the job for this database, run as
+-- schedule_job(job, schedule, command[, database]): (re)registers the job for this database (or
+-- _database: the cron database's own jobs), run as
 -- insurance_cron; a NOTICE says what was done, or why not and the statement to run by hand.
-CREATE FUNCTION insurance.schedule_job(_job text, _schedule text, _command text) RETURNS void
+CREATE FUNCTION insurance.schedule_job(_job text, _schedule text, _command text, _database text DEFAULT NULL)
+RETURNS void
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _conn text;
   _id bigint;
   _by_hand text := pg_catalog.format('SELECT cron.schedule_in_database(%L, %L, %L, %L, %L)',
-                     _job, _schedule, _command, pg_catalog.current_database(), 'insurance_cron');
+                     _job, _schedule, _command, coalesce(_database, pg_catalog.current_database()),
+                     'insurance_cron');
 BEGIN
   _conn := insurance._cron_connection();
   IF _conn IS NULL THEN
@@ -79,13 +82,14 @@ $$;
 COMMENT ON FUNCTION insurance._cron_connection() IS
   'The dblink connection string of the cron database (cron.database_name) as the current user, or NULL where pg_cron is '
   'not loaded or not installed. Migrations only.';
-COMMENT ON FUNCTION insurance.schedule_job(text, text, text) IS
-  'Registers (again) job _job with _schedule and _command for this database, run as insurance_cron; says in a NOTICE what '
+COMMENT ON FUNCTION insurance.schedule_job(text, text, text, text) IS
+  'Registers (again) job _job with _schedule and _command for this database (or database _database), run as '
+  'insurance_cron; says in a NOTICE what '
   'it did, or why not and the statement to run by hand; never raises. Migrations only.';
 COMMENT ON FUNCTION insurance.unschedule_job(text) IS
   'Removes job _job (every user''s) from the cron database, if any; never raises. Migrations only.';
 REVOKE ALL ON FUNCTION insurance._cron_connection() FROM PUBLIC;
-REVOKE ALL ON FUNCTION insurance.schedule_job(text, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance.schedule_job(text, text, text, text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION insurance.unschedule_job(text) FROM PUBLIC;
 
 CREATE TABLE insurance.job_runs (

@@ -2,6 +2,11 @@
 -- Nothing grows forever: one pg_cron job (hourly, as insurance_cron) purges what has
 -- expired. How long delivered outbox rows are kept is the database setting
 -- insurance.outbox_retention (OUTBOX_RETENTION, applied by `python -m app migrate`; 7 days).
+-- pg_cron's own history (cron.job_run_details) lives in the cron database, which this
+-- database's hourly job cannot reach (dblink needs a password for a role that is not a
+-- superuser): a second job, registered by set_cron_history_retention() in the cron database,
+-- prunes the history of insurance_cron's jobs (CRON_HISTORY_RETENTION, applied by migrate;
+-- 7 days). The superuser's other jobs' history is the DBA's (its RLS hides it from that job).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -69,8 +74,46 @@ COMMENT ON FUNCTION insurance.set_outbox_retention(interval) IS
   '(migrate).';
 REVOKE ALL ON FUNCTION insurance.set_outbox_retention(interval) FROM PUBLIC;
 
+-- set_cron_history_retention(keep): (re)registers the job 'insurance-cron-history' in the cron
+-- database, run as insurance_cron: every hour it deletes the cron.job_run_details rows of
+-- insurance_cron's jobs that ended longer than _keep ago (pg_cron's RLS shows that role only its
+-- own rows). One job per cluster: every database of this project registers the same name, the
+-- last retention set wins. Where pg_cron is absent, a NOTICE says so and nothing changes.
+CREATE FUNCTION insurance.set_cron_history_retention(_keep interval) RETURNS void
+LANGUAGE plpgsql SET search_path = '' AS $$
+DECLARE
+  _conn text;
+  _grant text := 'GRANT USAGE ON SCHEMA cron TO insurance_cron';
+BEGIN
+  IF _keep IS NULL OR _keep < interval '1 hour' THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'the cron history retention must be at least an hour';
+  END IF;
+  _conn := insurance._cron_connection();
+  IF _conn IS NULL THEN
+    RAISE NOTICE 'job insurance-cron-history not scheduled: pg_cron is not installed in this cluster';
+    RETURN;
+  END IF;
+  BEGIN
+    PERFORM public.dblink_exec(_conn, _grant);
+  EXCEPTION WHEN OTHERS THEN
+    RAISE NOTICE '%', pg_catalog.format('job insurance-cron-history not scheduled: %s (in the cron database, run: %s; '
+                                        'then SELECT insurance.set_cron_history_retention(%L))', SQLERRM, _grant, _keep);
+    RETURN;
+  END;
+  PERFORM insurance.schedule_job('insurance-cron-history', '41 * * * *',
+            pg_catalog.format('DELETE FROM cron.job_run_details WHERE end_time < now() - %L::interval', _keep::text),
+            pg_catalog.current_setting('cron.database_name'));
+END
+$$;
+COMMENT ON FUNCTION insurance.set_cron_history_retention(interval) IS
+  'Registers the hourly job that deletes pg_cron''s history (cron.job_run_details) of insurance_cron''s jobs '
+  'ended longer than _keep ago (at least an hour), in the cron database; a NOTICE where pg_cron is absent. '
+  'Operators (migrate, CRON_HISTORY_RETENTION).';
+REVOKE ALL ON FUNCTION insurance.set_cron_history_retention(interval) FROM PUBLIC;
+
 RESET ROLE;
 GRANT USAGE ON SCHEMA insurance TO insurance_cron;
+SELECT insurance.set_cron_history_retention('7 days');
 SELECT insurance.schedule_job('insurance-retention-' || current_database(), '17 * * * *',
                               'SELECT insurance.purge_expired()');
 
