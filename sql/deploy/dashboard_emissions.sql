@@ -42,12 +42,12 @@ END
 $$;
 COMMENT ON FUNCTION dashboard._risk_item_context(bigint) IS
   'The package {id, uid, name}, channel {id, name} (null: made by an operator) and beneficiaries of risk item '
-  '_risk_item_id, for emissions_by_risk_item (which has checked the dashboard role). Owner-run helper.';
+  '_risk_item_id, for risk_item_emissions (which has checked the dashboard role). Owner-run helper.';
 REVOKE ALL ON FUNCTION dashboard._risk_item_context(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard._risk_item_context(bigint) TO insurance_dashboard;
--- emissions_by_risk_item(risk_item_id): {riskItem, emissions[]} (emissions oldest first);
+-- risk_item_emissions(id, uid): {riskItem, emissions[]} (emissions oldest first) of the item named by id or uid;
 -- PT404 NOT_FOUND for a risk item the caller cannot see.
-CREATE FUNCTION dashboard.emissions_by_risk_item(_risk_item_id bigint) RETURNS jsonb
+CREATE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid DEFAULT NULL) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _r insurance.risk_items;
@@ -55,7 +55,9 @@ BEGIN
   IF current_user <> 'insurance_owner' THEN
     PERFORM insurance.require_role('insurance_dashboard');
   END IF;
-  SELECT * INTO _r FROM insurance.risk_items r WHERE r.id = _risk_item_id;
+  SELECT * INTO _r FROM insurance.risk_items r
+   WHERE (_id IS NOT NULL OR _uid IS NOT NULL)
+     AND (_id IS NULL OR r.id = _id) AND (_uid IS NULL OR r.uid = _uid);
   IF NOT FOUND THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
   END IF;
@@ -66,17 +68,18 @@ BEGIN
                 || dashboard._risk_item_context(_r.id),
     'emissions', coalesce(
       (SELECT jsonb_agg(dashboard._emission_json(e, _r) ORDER BY e.id)
-         FROM insurance.integration_emissions e WHERE e.risk_item_id = _risk_item_id), '[]'));
+         FROM insurance.integration_emissions e WHERE e.risk_item_id = _r.id), '[]'));
 END
 $$;
-COMMENT ON FUNCTION dashboard.emissions_by_risk_item(bigint) IS
+COMMENT ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) IS
   '{riskItem (with its package {id, uid, name}, channel {id, name} or null, beneficiaries), emissions '
-  '(oldest first, each with riskItemUid and policyUid)} of risk item _risk_item_id; raises PT404 NOT_FOUND '
-  'when the caller cannot see it. Dashboard role.';
+  '(oldest first, each with riskItemUid and policyUid)} of the risk item named by id _id or uid _uid (both: '
+  'the same item); raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role (the back-office '
+  'page and tRPC).';
 REVOKE ALL ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) FROM PUBLIC;
-REVOKE ALL ON FUNCTION dashboard.emissions_by_risk_item(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) TO insurance_dashboard;
-GRANT EXECUTE ON FUNCTION dashboard.emissions_by_risk_item(bigint) TO insurance_dashboard, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) TO insurance_dashboard, insurance_app;
 -- list_emissions(statuses, provider, event, since, until, after_id, limit): one page of
 -- emissions, newest first, filtered by status (any of), provider, event and last change
 -- (updated_at in [since, until)); keyset pagination on id: {items[], nextCursor} where
@@ -199,28 +202,4 @@ REVOKE ALL ON FUNCTION dashboard.retry_emissions(bigint[], text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer) TO insurance_dashboard, insurance_app;
 GRANT EXECUTE ON FUNCTION dashboard.emission_detail(bigint) TO insurance_dashboard, insurance_app;
 GRANT EXECUTE ON FUNCTION dashboard.retry_emissions(bigint[], text) TO insurance_dashboard, insurance_app;
--- risk_item_emissions(_id, _uid): dashboard.emissions_by_risk_item of the item named by id or
--- uid (read as the caller, under the dashboard policies); PT404 NOT_FOUND otherwise.
-CREATE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid)
-RETURNS jsonb
-LANGUAGE plpgsql STABLE
-SET search_path = ''
-AS $$
-DECLARE
-  _item bigint := _id;
-BEGIN
-  IF current_user <> 'insurance_owner' THEN
-    PERFORM insurance.require_role('insurance_dashboard');
-  END IF;
-  IF _uid IS NOT NULL THEN
-    SELECT r.id INTO _item FROM insurance.risk_items r WHERE r.uid = _uid AND (_id IS NULL OR r.id = _id);
-  END IF;
-  RETURN dashboard.emissions_by_risk_item(coalesce(_item, 0));
-END
-$$;
-COMMENT ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) IS
-  'dashboard.emissions_by_risk_item of the item named by id or uid, under the dashboard policies; '
-  'raises PT404 NOT_FOUND otherwise. Dashboard role.';
-REVOKE ALL ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) TO insurance_dashboard, insurance_app;
 COMMIT;

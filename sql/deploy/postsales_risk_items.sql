@@ -178,14 +178,23 @@ BEGIN
     PERFORM postsales.raise_unprocessable('EMPTY_PATCH', 'nothing to change: send {"insured_subject": {...}}');
   END IF;
   FOR _key, _value IN SELECT * FROM jsonb_each(_subject) LOOP
+    -- The e-mail rule is the insurance.email domain's, the one every stored address obeys.
+    IF _key = 'email' AND jsonb_typeof(_value) = 'string' THEN
+      BEGIN
+        PERFORM pg_catalog.lower(_value #>> '{}')::insurance.email;
+        _valid := true;
+      EXCEPTION WHEN check_violation THEN
+        _valid := false;
+      END;
+    ELSE
     _valid := CASE _key
-         WHEN 'email' THEN jsonb_typeof(_value) = 'string'
-                           AND _value #>> '{}' ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' AND length(_value #>> '{}') <= 254
+         WHEN 'email' THEN false
          WHEN 'phone' THEN jsonb_typeof(_value) = 'string' AND _value #>> '{}' ~ '^\+?[0-9 ()./-]{4,32}$'
          ELSE (jsonb_typeof(_value) = 'string' AND length(_value #>> '{}') BETWEEN 1 AND 500)
               OR (jsonb_typeof(_value) = 'object' AND length(_value::text) <= 2000
                   AND NOT EXISTS (SELECT FROM jsonb_each(_value) a WHERE jsonb_typeof(a.value) <> 'string'))
        END;
+    END IF;
     IF NOT _valid THEN
       PERFORM postsales.raise_unprocessable('INVALID_VALUE', 'insured_subject.' || _key || ' is not valid',
                                       jsonb_build_object('field', 'insured_subject.' || _key));
