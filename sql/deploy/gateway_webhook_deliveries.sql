@@ -7,7 +7,7 @@ SET LOCAL ROLE insurance_owner;
 
 -- list_webhook_deliveries(limit, from, to): the calling channel's deliveries, newest first,
 -- rows from..to (at most 100): {items, from, to}.
-CREATE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -39,7 +39,7 @@ GRANT EXECUTE ON FUNCTION gateway.list_webhook_deliveries(integer, integer, inte
 -- page_webhook_deliveries(limit, page_size, before): keyset pages, newest first: deliveries
 -- older than `before` (NULL: from the newest), {items, nextCursor} (the last id as 8 bytes in
 -- unpadded base64url, NULL on the last page), as gateway.page_risk_items.
-CREATE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -77,13 +77,20 @@ COMMENT ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) IS
 REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) TO insurance_channel, insurance_app;
 
--- redeliver_webhook(limit, id): the calling channel's delivery `id` queued again as a new
--- delivery (same url, body and webhook-id), due now; the new delivery's view.
-CREATE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
+-- redeliver_webhook(limit, id, per_minute): the calling channel's delivery `id` queued again as
+-- a new delivery (same url, body and webhook-id), due now; the new delivery's view. At most
+-- `per_minute` redeliveries a channel in a calendar minute (WEBHOOK_REDELIVERIES_PER_MINUTE,
+-- counted in webhooks.redelivery_counts for every app process): beyond it the reply is refused
+-- with this limit in its rate fields (the app answers 429 with Retry-After and X-RateLimit-*)
+-- and nothing is queued. Each redelivery is audited as webhooks.redeliver by channel:<id>.
+-- (Issue 29: before, 300 redeliveries of one event in 1.8 s were all queued, unaudited.)
+CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
   _channel uuid := (SELECT insurance.claim('sub'))::uuid;
+  _window timestamptz := pg_catalog.date_trunc('minute', pg_catalog.now());
+  _hits integer;
   _new outbox.http_requests;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
@@ -91,20 +98,47 @@ BEGIN
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
+  IF NOT EXISTS (SELECT FROM outbox.http_requests o WHERE o.id = _id AND o.channel_id = _channel) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'webhook delivery not found', DETAIL = 'WEBHOOK_DELIVERY_NOT_FOUND';
+  END IF;
+  INSERT INTO webhooks.redelivery_counts AS r (channel_id, window_start, hits)
+  VALUES (_channel, _window, 1)
+  ON CONFLICT (channel_id) DO UPDATE
+    SET hits = CASE WHEN r.window_start = excluded.window_start THEN r.hits + 1 ELSE 1 END,
+        window_start = excluded.window_start
+  RETURNING r.hits INTO _hits;
+  IF _hits > greatest(_per_minute, 0) THEN
+    _reply.rate_limit := greatest(_per_minute, 0);
+    _reply.rate_remaining := -1;
+    _reply.rate_reset := extract(epoch FROM _window + interval '1 minute')::bigint;
+    RETURN _reply;
+  END IF;
   INSERT INTO outbox.http_requests (url, body, headers, channel_id)
   SELECT o.url, o.body, o.headers, o.channel_id FROM outbox.http_requests o
    WHERE o.id = _id AND o.channel_id = _channel
   RETURNING * INTO _new;
-  IF _new.id IS NULL THEN
-    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'webhook delivery not found', DETAIL = 'WEBHOOK_DELIVERY_NOT_FOUND';
-  END IF;
+  PERFORM insurance.record_audit('channel:' || _channel, 'webhooks.redeliver',
+            pg_catalog.jsonb_build_array(_channel, _id, _new.id), 'ok',
+            pg_catalog.jsonb_build_object('delivery', _id, 'redelivery', _new.id,
+                                          'eventId', _new.headers ->> 'webhook-id'));
   PERFORM pg_catalog.pg_notify('outbox', '');
   _reply.data := webhooks._delivery_json(_new)::text;
   RETURN _reply;
 END
 $$;
+COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) IS
+  'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
+REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) TO insurance_channel, insurance_app;
+
+-- redeliver_webhook(limit, id): v0.9.0's signature, for an app of that release still serving
+-- during an upgrade: the same, at the default WEBHOOK_REDELIVERIES_PER_MINUTE (10).
+CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
+LANGUAGE sql SECURITY INVOKER SET search_path = '' AS $$
+  SELECT gateway.redeliver_webhook(_limit, _id, 10)
+$$;
 COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint) IS
-  'Takes the rate limit and a delivery id; queues the calling channel''s delivery again (same event and webhook-id) and returns the new delivery in a gateway.reply; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
+  'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
 REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint) TO insurance_channel, insurance_app;
 
