@@ -144,9 +144,9 @@ class ApiError(falcon.HTTPError):
 
 
 def rate_limited(code: str, message: str, retry_after: int, limit: int | None, reset: int | None = None) -> ApiError:
-    """429 for a used-up limit, as every limit answers it (docs/api.md "One shape on every surface"): details
-    {"retryAfter": seconds}, Retry-After, and X-RateLimit-Limit (the limit refused),
-    X-RateLimit-Remaining 0 and X-RateLimit-Reset (epoch seconds when a try may succeed)."""
+    """429 for a used-up limit, as every limit answers it (docs/api.md, "One shape on every
+    surface"): details {"retryAfter": seconds}, Retry-After, and X-RateLimit-Limit (the limit
+    refused), X-RateLimit-Remaining 0 and X-RateLimit-Reset (epoch seconds when a try may succeed)."""
     retry_after = max(1, int(retry_after))
     reset = int(time.time()) + retry_after if reset is None else reset
     headers = {"Retry-After": str(retry_after), "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)}
