@@ -34,7 +34,7 @@ import structlog
 
 from app.config import Config
 from app.db import PROCESS_NAME, Database
-from app.outbox.deliverers import ApiBatch, Deliverer, Deliverers, Http, PlainCall, Webhooks
+from app.outbox.deliverers import ApiBatch, Deliverer, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
 from app.outbox.queue import DATABASE_ERRORS, OutboxQueue
 from app.tokens import service_tokens
 from app.webhooks import Deliverer as WebhookDeliverer
@@ -42,8 +42,10 @@ from app.webhooks import SecretCache
 
 log = structlog.get_logger("app.worker")
 
-# Outcomes kept before the flusher is woken (else it records every 20 ms).
-RECORD_BATCH = 32
+# Outcomes are recorded in one call when this many wait, else every RECORD_INTERVAL seconds
+# (an outcome is recorded long before its lease ends: LEASE_MARGIN_SECONDS).
+RECORD_BATCH = 64
+RECORD_INTERVAL = 0.1
 
 
 async def wait_event(event: asyncio.Event, seconds: float) -> None:
@@ -75,6 +77,7 @@ class Worker:
             self.name, lease_seconds, config.outbox_max_attempts, config.webhook_secret_overlap)
         self.tokens = service_tokens(config.secret("SERVICE_ROLE_SECRET"))
         self._wake = asyncio.Event()
+        self._needs_slots = False  # the claims wait for deliveries to end, not for new rows
         self._stopping = asyncio.Event()
         self._inflight: dict[int, asyncio.Task] = {}
         self._results_ready = asyncio.Event()
@@ -112,13 +115,9 @@ class Worker:
         if self.metrics_port:
             self._serve_metrics()
         await self.queue.open()
-        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
-        # The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most).
-        timeout = httpx.Timeout(max(self.config.http_read_timeout, self.config.http_total_timeout + 15),
-                                connect=self.config.http_connect_timeout)
-        async with httpx.AsyncClient(limits=limits, timeout=timeout) as client, \
-                self._webhook_client() as webhook_client:
-            self.deliverers = self._deliverers(client, webhook_client)
+        async with api_client(self.concurrency, self.config) as client, \
+                webhook_client(self.concurrency, self.config.webhook_timeout) as partners_client:
+            self.deliverers = self._deliverers(client, partners_client)
             flusher = asyncio.create_task(self._flush_loop())
             log.info("worker_started", name=self.name, api=self.config.public_base_url,
                      concurrency=self.concurrency, batch=self.batch,
@@ -158,14 +157,6 @@ class Worker:
             max_wait=self.lease_seconds / 3, max_waiting=self.concurrency * 16)
         return Deliverers(ApiBatch(http), PlainCall(http), Webhooks(webhooks), self.dispatch_batch)
 
-    def _webhook_client(self) -> httpx.AsyncClient:
-        """A client of their own: partners' endpoints never share the API's connection pool,
-        and nothing is followed (redirects) or trusted from the environment (proxies)."""
-        return httpx.AsyncClient(follow_redirects=False, trust_env=False,
-                                 timeout=httpx.Timeout(self.config.webhook_timeout),
-                                 limits=httpx.Limits(max_connections=self.concurrency,
-                                                     max_keepalive_connections=16))
-
     async def _listen(self) -> None:
         """LISTEN on a connection of its own (DATABASE_LISTEN_URL: direct, never through
         PgBouncer's transaction pooling, which would drop the notifications); without one,
@@ -197,10 +188,11 @@ class Worker:
         while not self._stopping.is_set():
             await self._listen()
             free = self.concurrency - self._busy()
+            want = min(free, self.batch)
             claimed = 0
             if free > 0:
                 try:
-                    claim = await self.queue.claim(min(free, self.batch))
+                    claim = await self.queue.claim(want)
                 except DATABASE_ERRORS as exc:
                     log.warning("worker_claim_failed", error=type(exc).__name__)
                     await self._sleep(self.poll_interval)
@@ -214,8 +206,13 @@ class Worker:
                     self._claim_size.observe(claimed)
                 if claim.next_due_at is not None:
                     self._schedule_wake(claim.next_due_at)
-            if claimed and claimed == min(free, self.batch) and self._busy() < self.concurrency:
+            # A full claim may have left rows behind: claim again while slots are free, else wait
+            # for slots (_done wakes the loop). A short claim drained what is due: only a
+            # notification, a delayed row's time or the poll brings more (a finished delivery
+            # does not: waking on each one made an empty claim per webhook).
+            if claimed and claimed == want and self._busy() < self.concurrency:
                 continue  # more may be due right now
+            self._needs_slots = free <= 0 or claimed == want
             await self._sleep(self.poll_interval)
 
     def _busy(self) -> int:
@@ -242,12 +239,13 @@ class Worker:
             self._results_ready.set()
         for row in rows:
             self._inflight.pop(row["id"], None)
-        if self._busy() <= self.concurrency // 2:
+        if self._needs_slots and self._busy() <= self.concurrency // 2:
+            self._needs_slots = False
             self._wake.set()
 
     async def _flush_loop(self) -> None:
         while True:
-            await wait_event(self._results_ready, 0.02)
+            await wait_event(self._results_ready, RECORD_INTERVAL)
             self._results_ready.clear()
             if not await self.queue.record():
                 await asyncio.sleep(0.5)  # the database is away: do not spin on it

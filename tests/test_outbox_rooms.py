@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import types
 import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,7 +17,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from app.db import Database
-from app.outbox.deliverers import ApiBatch, Deliverers, Http, PlainCall, Webhooks
+from app.outbox.deliverers import ApiBatch, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
 from app.outbox.queue import OutboxQueue
 from app.tokens import service_tokens
 from app.webhooks import Deliverer as WebhookDeliverer
@@ -29,7 +30,7 @@ class Peer:
     `answers` maps a path to (status, JSON body), 200 {} otherwise."""
 
     def __init__(self, answers: dict[str, tuple[int, Any]] | None = None) -> None:
-        self.received: list[tuple[str, dict[str, str], Any, int]] = []
+        self.received: list[tuple[str, Any, Any, int]] = []
         self.answers = answers or {}
         peer = self
 
@@ -38,7 +39,7 @@ class Peer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                peer.received.append((self.path, dict(self.headers), body, self.client_address[1]))
+                peer.received.append((self.path, self.headers, body, self.client_address[1]))  # names case-insensitive
                 status, answer = peer.answers.get(self.path, (200, {}))
                 if callable(answer):
                     answer = answer(body)
@@ -74,8 +75,11 @@ def run(coro):
     return asyncio.run(coro)
 
 
+CONFIG = types.SimpleNamespace(http_read_timeout=2.0, http_total_timeout=2.0, http_connect_timeout=1.0)
+
+
 async def _with_http(base: str, fn, counted: list[str] | None = None):
-    async with httpx.AsyncClient() as client:
+    async with api_client(8, CONFIG) as client:
         http = Http(client, base, service_tokens("s" * 40), lease_seconds=8, total_timeout=2.0,
                     count=(counted.append if counted is not None else lambda r: None))
         return await fn(http)
@@ -164,7 +168,7 @@ def test_a_webhook_is_signed_with_the_channels_secret_and_its_connection_is_kept
     results: list[str] = []
 
     async def deliver(url: str):
-        async with httpx.AsyncClient() as client:
+        async with webhook_client(8, 5.0) as client:
             webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=False,
                                                  on_result=results.append))
             first = await webhooks.deliver([row(1, url, {"type": "emission.succeeded"},
@@ -180,6 +184,7 @@ def test_a_webhook_is_signed_with_the_channels_secret_and_its_connection_is_kept
     for (_, headers, body, _), msg_id in zip(partner.received, ("msg_1", "msg_2")):
         assert "X-Outbox-Webhook" not in headers
         verified = Webhook(secret).verify(orjson.dumps(body), {k.lower(): v for k, v in headers.items()})
+        assert headers["Content-Type"] == "application/json"
         assert verified == body and headers["webhook-id"] == msg_id
     ports = {client_port for *_, client_port in partner.received}
     assert len(ports) == 1, "the second delivery to an endpoint reuses the first one's connection"
@@ -192,7 +197,7 @@ def test_a_webhook_whose_secrets_cannot_be_read_is_deferred_without_an_attempt()
         raise asyncpg.CannotConnectNowError("starting up")
 
     async def deliver():
-        async with httpx.AsyncClient() as client:
+        async with webhook_client(8, 5.0) as client:
             webhooks = Webhooks(WebhookDeliverer(client, no_database, public_only=False))
             return await webhooks.deliver([row(7, "http://127.0.0.1:9/hook", **{"X-Outbox-Webhook": "c"})])
 
