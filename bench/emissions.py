@@ -177,6 +177,8 @@ def main() -> int:
                 flush=True)
             if cpu is not None:
                 cpu.update(used)
+            if channel is None:
+                cpu_accounts[n_workers] = {name: 1e6 * sec / args.items for name, sec in used.items()}
             rss = max(peak_rss_mb(w.pid) for w in workers)
             for w in workers:
                 w.terminate()
@@ -202,6 +204,7 @@ def main() -> int:
             return rounds
 
         webhooks: list[tuple[str, float, float]] = []
+        cpu_accounts: dict[int, dict[str, float]] = {}  # the last plain run of each worker count
         results: dict[tuple[int, int], tuple[float, float]] = {}
         api_rss: dict[int, list[float]] = {}
         for api_workers in sorted({1, args.api_workers}):
@@ -300,12 +303,22 @@ def main() -> int:
                 grow = results[args.api_workers, n][0] / results[1, n][0]
                 print(f"  rate with API x{args.api_workers} / API x1, {n} worker(s): {grow:.2f}")
         top = results[1, max(counts)][0]
-        from bench.lib import goal
+        from bench.lib import goal, record
         goal(f"emissions, {max(counts)} workers / pgbench ceiling", top / tps, 0.75)
         goal(f"emissions, {max(counts)} workers / procrastinate no-op jobs", top / peer, 2.5)
         goal(f"emissions, {max(counts)} workers / Graphile Worker no-op jobs (the horizon)", top / graphile, 1.0)
         goal("worker peak RSS", max(rss for _, rss in results.values()), 48, at_most=True, unit=" MB")
         goal("API peak RSS", max(max(p) for p in api_rss.values()), 64, at_most=True, unit=" MB")
+        figures = {f"emissions/s, API x{a}, {n} worker(s)": rate for (a, n), (rate, _) in results.items()}
+        figures.update({f"CPU us per emission, {n} worker(s), {name}": us for n, used in cpu_accounts.items()
+                        for name, us in used.items()})
+        if webhooks:
+            figures.update({"emissions/s with a webhook on every item": hooked, "emissions/s without webhooks": plain,
+                            "webhooks on every item / none": hooked / plain,
+                            "CPU us per emission, webhooks on every item minus none": mean("webhooks", 2) - mean("without", 2)})
+        record("emissions", {"procrastinate no-op jobs/s": peer, "Graphile Worker no-op jobs/s": graphile,
+                             "pgbench ceiling emissions/s": tps, "pgbench one key per transaction pair/s": ceiling["one"]},
+               **figures)
     finally:
         for p in procs:
             p.terminate()

@@ -6,6 +6,9 @@
 - `table(...)`: the figures as a plain-text table.
 - `measured(...)`: a wrk round and the CPU microseconds each request cost the server process
   and its PostgreSQL backends (/proc): steadier than req/s on a loaded machine.
+- `goal(...)` prints a figure beside its goal and keeps it; `record(bench, yardsticks)` then
+  prints every kept figure and the same run's yardsticks on one line that bench/record.py reads
+  (`make bench` writes them to bench/results.json; `make bench-compare` runs two commits).
 
 Ratios, not absolute numbers, are what a run can be judged on: this machine is noisy, so
 every script measures its yardstick in the same run.
@@ -252,12 +255,28 @@ def table(rows: list[Load], baseline: Load) -> str:
     return "\n".join(lines)
 
 
+RECORD_PREFIX = "BENCH-RECORD "
+_figures: dict[str, dict[str, float | bool | str]] = {}
+
+
 def goal(what: str, value: float, target: float, at_most: bool = False, unit: str = "") -> bool:
-    """One line: a figure of issue 14's table beside its goal; True when met."""
+    """One line: a figure of issue 14's table beside its goal; True when met. Kept for record()."""
     met = value <= target if at_most else value >= target
+    _figures[what] = {"value": round(value, 4), "goal": target, "at_most": at_most, "met": met, "unit": unit.strip()}
     print(f"{'goal met   ' if met else 'GOAL MISSED'}  {what}: {value:.2f}{unit} "
           f"({'at most' if at_most else 'at least'} {target:g}{unit})")
     return met
+
+
+def record(bench: str, yardsticks: dict[str, float], **figures: float) -> None:
+    """One machine-readable line: this run's goal() figures (and any other `figures`) beside the
+    yardsticks measured in the same run, for bench/record.py."""
+    import json
+    kept = {**_figures, **{name: {"value": round(value, 4)} for name, value in figures.items()}}
+    print(RECORD_PREFIX + json.dumps({"bench": bench, "figures": kept,
+                                      "yardsticks": {k: round(v, 4) for k, v in yardsticks.items()}},
+                                     sort_keys=True), flush=True)
+    _figures.clear()
 
 
 def rss_line(processes: dict[str, float]) -> str:
