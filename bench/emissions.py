@@ -72,6 +72,13 @@ def wait_count(conn: psycopg.Connection, sql: str, args: tuple, want: int, timeo
     raise SystemExit(f"timed out: {sql}")
 
 
+def function_times(conn: psycopg.Connection) -> dict[str, tuple[int, float]]:
+    """{schema.function: (calls, self milliseconds)} of the database so far (track_functions)."""
+    return {f"{r[0]}.{r[1]}": (r[2], r[3]) for r in conn.execute(
+        "SELECT schemaname, funcname, sum(calls)::bigint, sum(self_time) FROM pg_stat_user_functions "
+        "GROUP BY 1, 2")}
+
+
 GRAPHILE_DIR = ROOT / "bench" / "graphile"
 
 
@@ -108,6 +115,9 @@ def main() -> int:
                         help="alternating rounds without and with a webhook on every item (0: none)")
     parser.add_argument("--peer-concurrency", type=int, default=50,
                         help="procrastinate worker -c (50: its best of 1, 10, 50 here)")
+    parser.add_argument("--function-stats", action="store_true",
+                        help="print the SQL functions' own time per emission of each run (track_functions on the "
+                             "throwaway database: where PostgreSQL's share goes)")
     args = parser.parse_args()
 
     db = f"insurance_bench_{os.getpid()}"
@@ -118,6 +128,9 @@ def main() -> int:
         subprocess.run(["sqitch", "--chdir", str(ROOT), "deploy", f"db:pg://{PG}/{db}"], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        env={**os.environ, "SQITCH_FULLNAME": "bench", "SQITCH_EMAIL": "bench@insurance.invalid"})
+        if args.function_stats:
+            subprocess.run(["psql", "-X", "-q", f"postgresql://{PG}/postgres", "-c",
+                            f'ALTER DATABASE "{db}" SET track_functions = \'all\''], check=True)
         sandbox_port, api_port = free_port(), free_port()
         sandbox, api = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{api_port}"
         env = {**os.environ, "APP_ENV": "test", "LOG_LEVEL": "warning", "PORT": str(api_port),
@@ -152,6 +165,7 @@ def main() -> int:
             groups = {"API": with_children(api_proc.pid), "worker(s)": [w.pid for w in workers],
                       "sandbox": [sandbox_proc.pid]}
             before = {name: cpu_seconds(pids) for name, pids in groups.items()}
+            functions_before = function_times(conn) if args.function_stats else {}
             db_before = cpu_seconds(backends())
             with conn.transaction():
                 ids = [r[0] for r in conn.execute(
@@ -175,6 +189,14 @@ def main() -> int:
                 f"{name} {1e6 * sec / args.items:.0f} us" for name, sec in used.items())
                 + f"; total {1e6 * sum(used.values()) / args.items:.0f} us, wall {1e6 * elapsed / args.items:.0f} us",
                 flush=True)
+            if args.function_stats:
+                time.sleep(1.5)  # backends report their statistics at most once a second
+                after = function_times(conn)
+                spent = sorted(((after[f][1] - functions_before.get(f, (0, 0.0))[1], after[f][0] -
+                                 functions_before.get(f, (0, 0.0))[0], f) for f in after), reverse=True)
+                print("  SQL functions' own time per emission: " + ", ".join(
+                    f"{name} {1e3 * ms / args.items:.0f} us ({calls / args.items:.2f} calls)"
+                    for ms, calls, name in spent[:8] if ms > 0), flush=True)
             if cpu is not None:
                 cpu.update(used)
             if channel is None:
