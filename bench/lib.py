@@ -121,6 +121,7 @@ def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/he
                "--workers", str(workers)]
     process = subprocess.Popen(command, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
+    spy = None
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -132,6 +133,7 @@ def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/he
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{target} did not start")
             time.sleep(0.1)
+        spy = _profile(process.pid, target, port)
         yield Server(url, process)
     finally:
         process.terminate()
@@ -139,6 +141,20 @@ def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/he
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+        if spy is not None:
+            spy.wait(30)
+
+
+def _profile(pid: int, target: str, port: int) -> subprocess.Popen | None:
+    """BENCH_PYSPY=<folder>: py-spy records the app's server process until it ends (one raw
+    stack file per server, to read with speedscope or a few lines of Python)."""
+    folder = os.environ.get("BENCH_PYSPY")
+    if not folder or not target.startswith("app."):
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([str(Path(PYTHON).parent / "py-spy"), "record", "--pid", str(pid), "-r", "200", "-f", "raw",
+                             "--nonblocking", "-o", f"{folder}/{target.replace(':', '-')}-{port}.txt"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 @dataclass
