@@ -220,12 +220,15 @@ def main() -> int:
             for r in range(args.webhook_rounds):
                 for kind, target in (("without", None), ("webhooks", channel)):
                     cpu: dict[str, float] = {}
-                    rate, _ = run(f"wh{r}{kind}-", n_workers, target, cpu)
+                    rate, rss = run(f"wh{r}{kind}-", n_workers, target, cpu)
                     rounds.append((kind, rate, 1e6 * sum(cpu.values()) / args.items))
-                    print(f"emissions {kind} webhooks, round {r + 1}, {n_workers} worker(s): {rate:8.0f}/s", flush=True)
+                    webhook_rss.append(rss)
+                    print(f"emissions {kind} webhooks, round {r + 1}, {n_workers} worker(s): {rate:8.0f}/s "
+                          f"(worker peak RSS {rss:.0f} MB)", flush=True)
             return rounds
 
         webhooks: list[tuple[str, float, float]] = []
+        webhook_rss: list[float] = []
         cpu_accounts: dict[int, dict[str, float]] = {}  # the last plain run of each worker count
         results: dict[tuple[int, int], tuple[float, float]] = {}
         api_rss: dict[int, list[float]] = {}
@@ -329,7 +332,7 @@ def main() -> int:
         goal(f"emissions, {max(counts)} workers / pgbench ceiling", top / tps, 0.75)
         goal(f"emissions, {max(counts)} workers / procrastinate no-op jobs", top / peer, 2.5)
         goal(f"emissions, {max(counts)} workers / Graphile Worker no-op jobs (the horizon)", top / graphile, 1.0)
-        goal("worker peak RSS", max(rss for _, rss in results.values()), 48, at_most=True, unit=" MB")
+        goal("worker peak RSS", max([rss for _, rss in results.values()] + webhook_rss), 48, at_most=True, unit=" MB")
         goal("API peak RSS", max(max(p) for p in api_rss.values()), 64, at_most=True, unit=" MB")
         figures = {f"emissions/s, API x{a}, {n} worker(s)": rate for (a, n), (rate, _) in results.items()}
         figures.update({f"CPU us per emission, {n} worker(s), {name}": us for n, used in cpu_accounts.items()
