@@ -18,7 +18,7 @@ LATE = {
     "pydantic": "the dashboard's RPC inputs (app/dashboard/router.py)",
     "argon2": "the dashboard login",
     "jinja2": "the back-office pages and the mail templates",
-    "aiohttp": "a provider call or a delivery (app/transport.py)",
+    "aiohttp": "a provider call (app/orchestrator/transport.py)",
     "psycopg": "the command line only",
 }
 # Never loaded by the worker, which serves no HTTP (its metrics use prometheus-client's server).

@@ -88,10 +88,10 @@ class Orchestrator:
         so that an API process that never emits never loads aiohttp (about 7 MB, docs/benchmarks.md "Memory")."""
         client = self._http.get(slug)
         if client is None:
-            from app.transport import PooledTransport
+            from app.orchestrator.transport import ProviderTransport
             connect, read = self.config.http_connect_timeout, self.config.http_read_timeout
             client = self._http[slug] = httpx.AsyncClient(
-                transport=PooledTransport(limits=httpx.Limits(max_connections=100, keepalive_expiry=30.0)),
+                transport=ProviderTransport(limits=httpx.Limits(max_connections=100, keepalive_expiry=30.0)),
                 timeout=httpx.Timeout(connect=connect, read=read, write=read, pool=connect),
                 headers={"User-Agent": "insurance-orchestrator/1", "Accept": "application/json"},
                 follow_redirects=False)

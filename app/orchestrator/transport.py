@@ -1,13 +1,10 @@
-"""The transport under the outbound httpx.AsyncClients (each provider's, the worker's
-webhooks'): aiohttp's connection pool.
+"""The transport under each provider's httpx.AsyncClient: aiohttp's connection pool.
 
 httpx stays the API (AsyncClient, Timeout, Limits, its exceptions); only the connection pool
 changes. httpcore 1.0's pool re-scans every connection on each request and wakes every
 queued request whenever one connection frees up, so its throughput falls as concurrency
 rises (bench/orchestrator.py: from about 190 emits/s with one call in flight to under 50
-with 64 on this machine); aiohttp's pool keeps its pace. It is also cheaper per call: a
-partner webhook cost the worker about 530 µs of CPU through httpcore and 300 through this
-transport (bench/webhook_send.py; a bare aiohttp POST costs about 90). httpx-aiohttp maps aiohttp's
+with 64 on this machine); aiohttp's pool keeps its pace. httpx-aiohttp maps aiohttp's
 errors onto httpx's, except that it reports a refused connection as a ConnectTimeout: fixed
 here, so that the orchestrator tells "unreachable" from "too slow".
 """
@@ -17,7 +14,7 @@ import httpx
 from httpx_aiohttp import AiohttpTransport
 
 
-class PooledTransport(AiohttpTransport):
+class ProviderTransport(AiohttpTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         try:
             return await super().handle_async_request(request)
