@@ -33,6 +33,7 @@ SECRET_NAMES = (
     "SERVICE_ROLE_SECRET",
     "OTP_HASH_SECRET",
     "WEBHOOK_SECRET_KEY",  # partner webhook secrets are derived from it (app/webhooks.py)
+    "DEVICE_TOKEN_SECRET",  # signs device tokens (app/tokens.py DeviceTokens, docs/security.md)
 )
 MIN_SECRET_BYTES = 32
 DEV_ENV_FILE = ROOT / ".env.development"
@@ -216,6 +217,7 @@ class Config:
     sandbox_port: int = 8100
     log_level: str = "info"
     dashboard_session_ttl: int = 12 * 3600
+    device_token_ttl: int = 30 * 86400  # a device token's lifetime (docs/security.md, "Devices")
     dashboard_login_concurrency: int = 2
     outbox_retention: int = 7 * 86400
     dashboard_allowed_origins: tuple[str, ...] = ()
@@ -345,6 +347,7 @@ class Config:
             dashboard_session_ttl=parse_duration(
                 "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
             dashboard_login_concurrency=_int(env, "DASHBOARD_LOGIN_CONCURRENCY", 2, 1),
+            device_token_ttl=parse_duration("DEVICE_TOKEN_TTL", env.get("DEVICE_TOKEN_TTL", "30d")),
             outbox_retention=parse_duration("OUTBOX_RETENTION", env.get("OUTBOX_RETENTION", "7d")),
             dashboard_allowed_origins=_origins(env.get("DASHBOARD_ALLOWED_ORIGINS", "")),
             metrics_allowed_ips=metrics_networks,
