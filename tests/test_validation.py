@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from app import errors
-from app.validation import ANONYMOUS_BODY_BYTES, MAX_JSON_DEPTH, json_depth
+from app.validation import ANONYMOUS_BODY_BYTES, MAX_JSON_DEPTH, nests_deeper
 from tests.conftest import unique
 from tests.credentials import holder_bearer, login_body, make_channel, make_dashboard_user, service_bearer
 
@@ -299,6 +299,10 @@ def test_the_raw_depth_scan_agrees_with_a_parser():
     rng = random.Random(31)
     for _ in range(2000):
         value = random_json(rng)
+        depth = depth_of(value)
         for raw in (orjson.dumps(value), json.dumps(value, indent=1).encode()):
-            assert json_depth(raw) == depth_of(value), raw
-    assert json_depth(b'"' + b"[" * 100 + b'"') == 0 and json_depth(b"1") == 0
+            for limit in {0, 1, 2, max(depth - 1, 0), depth, depth + 1}:
+                assert nests_deeper(raw, limit) == (depth > limit), (raw, limit)
+    assert not nests_deeper(b'"' + b"[" * 100 + b'"', 1)
+    assert nests_deeper(b"[" * 65 + b"]" * 65) and not nests_deeper(b"[" * 64 + b"]" * 64)
+    assert nests_deeper(b"[[]" * 64 + b"]" * 64) and not nests_deeper(b"[[]" * 63 + b"]" * 63)  # a leaf in each level
