@@ -85,8 +85,7 @@ def nests_deeper(raw: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
     bytes without parsing them: brackets inside strings do not count. Each pass drops the
     innermost (empty) pairs, one level; what is left after `limit` passes is deeper (or not JSON).
     Every step runs in C: 5 to 30 ms for 1 MiB of brackets here, and two counts (about 1 µs)
-    for a body
-    with at most `limit` opening brackets (nearly every body)."""
+    for a body with at most `limit` opening brackets (nearly every body)."""
     if raw.count(b"[") + raw.count(b"{") <= limit:
         return False
     # Escapes go first (pairs of backslashes, then an escaped quote), so that every quote left
