@@ -16,6 +16,7 @@ COMMENT ON TABLE webhooks.redelivery_counts IS
   'A channel''s webhook redeliveries in the current minute (WEBHOOK_REDELIVERIES_PER_MINUTE); only gateway.redeliver_webhook writes it';
 COMMENT ON COLUMN webhooks.redelivery_counts.window_start IS 'The minute counted (date_trunc(''minute'', now()))';
 COMMENT ON COLUMN webhooks.redelivery_counts.hits IS 'Redeliveries asked for in that minute, refused ones included';
+COMMENT ON CONSTRAINT redelivery_counts_hits_check ON webhooks.redelivery_counts IS 'must be 1 or more';
 ALTER TABLE webhooks.redelivery_counts ENABLE ROW LEVEL SECURITY;  -- no policy: its owner's functions only
 
 COMMIT;
