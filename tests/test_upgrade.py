@@ -319,6 +319,7 @@ class Filled:
     holder_token: str
     session_cookie: dict[str, str]
     items: dict[str, dict]  # state -> an item whose sales emission is in it ("PENDING": not yet sent)
+    seen: list[tuple]       # the partner's items as the release's API listed them (item_view)
 
 
 def fill(stack: Stack, code: Path) -> Filled:
@@ -344,30 +345,32 @@ def fill(stack: Stack, code: Path) -> Filled:
     stack.cli(code, "users", "create", "--email", user, stdin="correct horse battery staple")
     holder, other = f"ada-{run}@example.com", f"charles-{run}@example.com"
     items: dict[str, dict] = {}
-    with stack.serve(code), stack.worker(code):
-        stack.fault(provider="PROVIDER_A", count=1, status=400)
-        items["ABANDONED"] = partner.create_item(stack.api, holder)
-        wait_for(lambda: emission_status(stack.db, items["ABANDONED"]["uid"]) == "ABANDONED", what="ABANDONED")
-        stack.fault(provider="PROVIDER_A", count=1, status=503)
-        items["FAILED"] = partner.create_item(stack.api, holder, other)
-        wait_for(lambda: emission_status(stack.db, items["FAILED"]["uid"]) == "FAILED", what="FAILED")
-        items["SUCCESS"] = partner.create_item(stack.api, holder, other)
-        lost_item = lost.create_item(stack.api, holder)
-        for item in (items["SUCCESS"], lost_item):
-            wait_for(lambda: emission_status(stack.db, item["uid"]) == "SUCCESS", what="SUCCESS")
-        wait_for(lambda: dead_letters(stack.db) >= 1, what="a dead webhook delivery")
-        wait_for(lambda: httpx.get(f"{stack.sandbox}/_sandbox/webhooks",
-                                   params={"name": f"upgrade-{run}"}).json()["total"] >= 3,
-                 what="the partner's webhooks")
-        holder_token = holder_login(stack, holder)
-        assert {i["uid"] for i in holder_items(stack.api, holder_token)} >= {i["uid"] for i in partner.items}
-        login = httpx.post(f"{stack.api}/api/auth/login", json={"email": user, "password": "correct horse battery staple"})
-        ok(login)
-        cookies = dict(login.cookies)
-        ok(httpx.post(f"{stack.api}/api/postsales/v1/auth/otp/request", json={"email": other}))  # an OTP left
-    with stack.serve(code):  # no worker: its sales dispatch stays in the outbox
+    with stack.serve(code):
+        with stack.worker(code):
+            stack.fault(provider="PROVIDER_A", count=1, status=400)
+            items["ABANDONED"] = partner.create_item(stack.api, holder)
+            wait_for(lambda: emission_status(stack.db, items["ABANDONED"]["uid"]) == "ABANDONED", what="ABANDONED")
+            stack.fault(provider="PROVIDER_A", count=1, status=503)
+            items["FAILED"] = partner.create_item(stack.api, holder, other)
+            wait_for(lambda: emission_status(stack.db, items["FAILED"]["uid"]) == "FAILED", what="FAILED")
+            items["SUCCESS"] = partner.create_item(stack.api, holder, other)
+            lost_item = lost.create_item(stack.api, holder)
+            for item in (items["SUCCESS"], lost_item):
+                wait_for(lambda: emission_status(stack.db, item["uid"]) == "SUCCESS", what="SUCCESS")
+            wait_for(lambda: dead_letters(stack.db) >= 1, what="a dead webhook delivery")
+            wait_for(lambda: httpx.get(f"{stack.sandbox}/_sandbox/webhooks",
+                                       params={"name": f"upgrade-{run}"}).json()["total"] >= 3,
+                     what="the partner's webhooks")
+            holder_token = holder_login(stack, holder)
+            assert {i["uid"] for i in holder_items(stack.api, holder_token)} >= {i["uid"] for i in partner.items}
+            login = httpx.post(f"{stack.api}/api/auth/login", json={"email": user, "password": "correct horse battery staple"})
+            ok(login)
+            cookies = dict(login.cookies)
+            ok(httpx.post(f"{stack.api}/api/postsales/v1/auth/otp/request", json={"email": other}))  # an OTP left
+        # The worker stopped: this item's sales dispatch stays in the outbox.
         items["PENDING"] = partner.create_item(stack.api, holder)
-    return Filled(partner, lost, holder, holder_token, cookies, items)
+        seen = sorted(item_view(i) for i in partner.list_items(stack.api))
+    return Filled(partner, lost, holder, holder_token, cookies, items, seen)
 
 
 def dead_letters(db: ScratchDatabase) -> int:
@@ -382,7 +385,7 @@ def item_view(item: dict) -> tuple:
             (item.get("metadata") or {}).get("integration", {}).get("state"))
 
 
-def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on_it(release, scratch_db):
+def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on_it(release, scratch_db, capsys):
     (found, code), db = release, scratch_db
     db.sqitch(code, "deploy", "--verify")
     with sandbox_running() as (sandbox, smtp_port):
@@ -395,22 +398,24 @@ def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on
                                        FROM outbox.http_requests""").fetchone()
         assert states == {"SUCCESS", "FAILED", "ABANDONED"}, states
         assert outbox["dead"] >= 1 and outbox["pending"] >= 2, outbox
-        with stack.serve(code):
-            seen_before = sorted(item_view(i) for i in filled.partner.list_items(stack.api))
         before = snapshot(db)
         for table in ("insurance.risk_items", "insurance.beneficiaries", "insurance.channels",
                       "insurance.dashboard_users", "insurance.dashboard_sessions", "insurance.postsales_otp",
                       "outbox.http_requests", "webhooks.secrets", "insurance.integration_emissions"):
             assert before[table], f"{table}: the fill wrote no row"
 
+        started = time.monotonic()
         deployed = db.sqitch(ROOT, "deploy", "--verify")
-        print(f"\nupgrade {found.label} -> HEAD:\n{deployed.stdout}")
+        took = time.monotonic() - started
+        with capsys.disabled():
+            print(f"\nupgrade {found.label} -> HEAD with data: {sum(counts(before).values())} rows in "
+                  f"{len(before)} tables, deployed in {took:.1f} s:\n{deployed.stdout.rstrip()}")
         db.sqitch(ROOT, "verify")
         assert rows_changed(before, snapshot(db)) == {}
 
         with stack.serve(ROOT), stack.worker(ROOT):
             # What was there answers as before ...
-            assert sorted(item_view(i) for i in filled.partner.list_items(stack.api)) == seen_before
+            assert sorted(item_view(i) for i in filled.partner.list_items(stack.api)) == filled.seen
             assert {i["uid"] for i in holder_items(stack.api, filled.holder_token)} \
                    == {i["uid"] for i in filled.partner.items + filled.lost_partner.items}
             page = httpx.get(f"{stack.api}/backoffice/search", cookies=filled.session_cookie,
@@ -566,7 +571,7 @@ def test_an_upgrade_under_live_traffic_loses_nothing_and_answers_no_500(release,
     for loop in loops:
         retried = sum(1 for a in loop.answers if a.status == 503)
         report.append(f"  {loop.name}: {len(loop.answers)} answers, {retried} x 503 Retry-After, "
-                      f"longest pause {loop.longest_pause():.2f} s")
+                      f"{len(loop.wrong())} wrong, longest pause {loop.longest_pause():.2f} s")
     with capsys.disabled():
         print("\n" + "\n".join(report))
     for loop in loops:
