@@ -414,6 +414,8 @@ def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on
         assert rows_changed(before, snapshot(db)) == {}
 
         with stack.serve(ROOT), stack.worker(ROOT):
+            ready = httpx.get(f"{stack.api}/readyz")
+            assert ready.status_code == 200, ready.text
             # What was there answers as before ...
             assert sorted(item_view(i) for i in filled.partner.list_items(stack.api)) == filled.seen
             assert {i["uid"] for i in holder_items(stack.api, filled.holder_token)} \
