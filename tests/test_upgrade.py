@@ -110,10 +110,10 @@ class ScratchDatabase:
         """`sqitch <args> <this database>` with the plan and scripts under `top`."""
         done = subprocess.run(["sqitch", *args, self.target], cwd=top, capture_output=True, text=True,
                               env={**os.environ, **SQITCH_ENV}, timeout=600)
+        self.unschedule()
         if check and done.returncode != 0:
             raise AssertionError(f"sqitch {' '.join(args)} ({top}) exited {done.returncode}:\n"
                                  f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
-        self.unschedule()
         return done
 
     def unschedule(self) -> None:
