@@ -9,8 +9,10 @@ test's own; the data goes in through that release's own public paths: its comman
 processes (`serve`, `worker`, run from the exported files), so that the rows are what that
 release writes, whatever HEAD's app would write. Then HEAD's plan is deployed over it.
 
-`UPGRADE_FROM_REF=<git ref>` upgrades from that commit instead (its plan must be a prefix of
-HEAD's): for trying a plan before it is tagged. Without any release, the tests skip.
+When HEAD's plan adds nothing to the newest release, that release is still upgraded: its app
+rolled to HEAD's over its data. `UPGRADE_FROM_REF=<git ref>` upgrades from that commit instead
+(its plan must be a prefix of HEAD's): for trying a plan before it is tagged. Without any
+release tag in the plan, the tests skip.
 Run by scripts/test.sh (`make test`) as their own step (marker `upgrade`).
 """
 from __future__ import annotations
@@ -63,17 +65,21 @@ def release_to_upgrade_from() -> Release:
         last = entries[-1]
         found = Release(f"{ref} (UPGRADE_FROM_REF)", commit, f"@{last.name}" if last.is_tag else last.name)
     else:
-        for tag in reversed(plan_tags(parse_plan(head_plan))):
+        tags = plan_tags(parse_plan(head_plan))
+        if not tags:
+            pytest.skip("no release to upgrade from: sqitch.plan has no tag "
+                        "(CONTRIBUTING.md 'Releasing'; UPGRADE_FROM_REF=<commit> tries one)")
+        releases = []
+        for tag in reversed(tags):
             commit = repo.tag_commit(tag)
             if commit is None:
                 pytest.fail(f"release {tag} of sqitch.plan resolves to no commit (no git tag, no commit whose "
                             "plan has it): fetch the history")
-            if repo.show(commit, "sqitch.plan").decode() != head_plan:
-                found = Release(tag, commit, f"@{tag}")
-                break
-        else:
-            pytest.skip("no release to upgrade from: sqitch.plan has no tag before HEAD's plan "
-                        "(CONTRIBUTING.md 'Releasing'; UPGRADE_FROM_REF=<commit> tries one)")
+            releases.append(Release(tag, commit, f"@{tag}"))
+        # The newest release whose plan HEAD continues with more; when HEAD adds no SQL to the
+        # newest one, that one still: its app rolled to HEAD's over its data is an upgrade too.
+        found = next((r for r in releases if repo.show(r.commit, "sqitch.plan").decode() != head_plan),
+                     releases[0])
     # sqitch knows a change by a hash of its plan line and its parent's: HEAD's plan must repeat
     # the release's lines as they were, and only add after them.
     released = _plan_lines(repo.show(found.commit, "sqitch.plan").decode())
@@ -441,7 +447,10 @@ def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on
     settled = counts(snapshot(db))
     db.sqitch(ROOT, "revert", "-y", "--to", found.revert_to)
     status = db.sqitch(ROOT, "status", check=False).stdout
-    assert found.revert_to in status and "Undeployed change" in status, status  # at the release, HEAD's after it
+    adds = _plan_lines((ROOT / "sqitch.plan").read_text()) != _plan_lines(
+        Repo(ROOT).show(found.commit, "sqitch.plan").decode())
+    assert found.revert_to in status, status  # back at the release ...
+    assert ("Undeployed change" if adds else "Nothing to deploy") in status, status  # ... HEAD's changes after it
     reverted = counts(snapshot(db))
     assert {t: n for t, n in reverted.items() if settled.get(t) != n} == {}, "rows lost by the revert"
     db.sqitch(ROOT, "deploy", "--verify")
