@@ -7,10 +7,10 @@ Used by tests/test_release.py (tagged scripts are frozen) and tests/test_upgrade
 """
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import tarfile
-import io
 from dataclasses import dataclass
 from pathlib import Path
 

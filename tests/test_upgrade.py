@@ -362,7 +362,7 @@ def fill(stack: Stack, code: Path) -> Filled:
             items["SUCCESS"] = partner.create_item(stack.api, holder, other)
             lost_item = lost.create_item(stack.api, holder)
             for item in (items["SUCCESS"], lost_item):
-                wait_for(lambda: emission_status(stack.db, item["uid"]) == "SUCCESS", what="SUCCESS")
+                wait_for(lambda uid=item["uid"]: emission_status(stack.db, uid) == "SUCCESS", what="SUCCESS")
             wait_for(lambda: dead_letters(stack.db) >= 1, what="a dead webhook delivery")
             wait_for(lambda: httpx.get(f"{stack.sandbox}/_sandbox/webhooks",
                                        params={"name": f"upgrade-{run}"}).json()["total"] >= 3,
