@@ -90,6 +90,13 @@ def release_to_upgrade_from() -> Release:
     return found
 
 
+def plan_adds(found: Release) -> bool:
+    """Whether HEAD's plan has changes after the release's (new ones or reworks)."""
+    def changes(text: str) -> int:
+        return sum(not e.is_tag for e in parse_plan(text))
+    return changes((ROOT / "sqitch.plan").read_text()) > changes(Repo(ROOT).show(found.commit, "sqitch.plan").decode())
+
+
 def _plan_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.strip() and not line.startswith(("%", "#"))]
 
@@ -447,10 +454,8 @@ def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on
     settled = counts(snapshot(db))
     db.sqitch(ROOT, "revert", "-y", "--to", found.revert_to)
     status = db.sqitch(ROOT, "status", check=False).stdout
-    adds = _plan_lines((ROOT / "sqitch.plan").read_text()) != _plan_lines(
-        Repo(ROOT).show(found.commit, "sqitch.plan").decode())
     assert found.revert_to in status, status  # back at the release ...
-    assert ("Undeployed change" if adds else "Nothing to deploy") in status, status  # ... HEAD's changes after it
+    assert ("Undeployed change" if plan_adds(found) else "Nothing to deploy") in status, status  # ... HEAD's after it
     reverted = counts(snapshot(db))
     assert {t: n for t, n in reverted.items() if settled.get(t) != n} == {}, "rows lost by the revert"
     db.sqitch(ROOT, "deploy", "--verify")
@@ -545,35 +550,43 @@ def test_an_upgrade_under_live_traffic_loses_nothing_and_answers_no_500(release,
                 time.sleep(0.2)
                 return resp, resp.status_code == 201
 
-            loops = [Loop(name, lambda: current["api"], call) for name, call in
-                     (("partner reads", partner_read), ("holder reads", holder_read), ("partner writes", partner_write))]
-            for loop in loops:
-                loop.start()
-            time.sleep(2)
-            started = time.monotonic()
-            attempts = []
-            for _ in range(3):  # a deploy that timed out on its lock left nothing behind: run it again
-                attempts.append(db.sqitch(ROOT, "deploy", "--verify", check=False))
-                if attempts[-1].returncode == 0:
-                    break
-            deployed = time.monotonic() - started
-            assert attempts[-1].returncode == 0, attempts[-1].stdout + attempts[-1].stderr
-            time.sleep(1)
-            # Roll the app: HEAD's API and worker start, then the release's stop.
+            # HEAD's API starts before its migrations, as a rolling deploy starts it: not ready
+            # (/readyz 503) while its plan has changes the database lacks, so it gets no traffic.
             new = Stack(db, sandbox, smtp_port)
-            with new.serve(ROOT), new.worker(ROOT):
-                current["api"] = new.api
-                time.sleep(0.5)
-                old_worker.terminate()
-                old_api.terminate()
-                old_worker.wait(30), old_api.wait(30)
+            with new.serve(ROOT):
+                ready_before = httpx.get(f"{new.api}/readyz").status_code
+                loops = [Loop(name, lambda: current["api"], call) for name, call in
+                         (("partner reads", partner_read), ("holder reads", holder_read),
+                          ("partner writes", partner_write))]
+                for loop in loops:
+                    loop.start()
                 time.sleep(2)
-                for loop in loops:
-                    loop.stopping.set()
-                for loop in loops:
-                    loop.join(60)
-                wait_for(lambda: all(emission_status(db, uid) == "SUCCESS" for uid in held + created),
-                         timeout=120, what="every acknowledged item's emission SUCCESS")
+                started = time.monotonic()
+                attempts = []
+                for _ in range(3):  # a deploy that timed out on its lock left nothing behind: run it again
+                    attempts.append(db.sqitch(ROOT, "deploy", "--verify", check=False))
+                    if attempts[-1].returncode == 0:
+                        break
+                deployed = time.monotonic() - started
+                assert attempts[-1].returncode == 0, attempts[-1].stdout + attempts[-1].stderr
+                assert ready_before == (503 if plan_adds(found) else 200)
+                assert httpx.get(f"{new.api}/readyz").status_code == 200
+                time.sleep(1)
+                # Roll the app: HEAD's API takes the traffic and its worker starts; the release's stop.
+                with new.worker(ROOT):
+                    current["api"] = new.api
+                    time.sleep(0.5)
+                    old_worker.terminate()
+                    old_api.terminate()
+                    old_worker.wait(30)
+                    old_api.wait(30)
+                    time.sleep(2)
+                    for loop in loops:
+                        loop.stopping.set()
+                    for loop in loops:
+                        loop.join(60)
+                    wait_for(lambda: all(emission_status(db, uid) == "SUCCESS" for uid in held + created),
+                             timeout=120, what="every acknowledged item's emission SUCCESS")
         issued = stack.issued_per_key()
         httpx.delete(f"{sandbox}/_sandbox/faults")
 
