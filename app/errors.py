@@ -131,6 +131,20 @@ def bad_request(message: str, code: str = "VALIDATION_ERROR", details: Any = Non
     return ApiError(400, code, message, details)
 
 
+def emission_answer(data: dict[str, Any]) -> dict[str, Any]:
+    """An emission's outcome as every emission route answers it: `data` itself, or the ApiError
+    of a refusal the database answered in its place ({"refused": {status, code, message}}), or
+    409 EMISSION_IN_PROGRESS while another call holds the key (the caller retries after
+    Retry-After; the outbox worker retries a 409 by itself)."""
+    if "refused" in data:
+        refused = data["refused"]
+        raise ApiError(refused["status"], refused["code"], refused["message"])
+    if data["status"] == "IN_PROGRESS":
+        raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
+                       details=data, headers={"Retry-After": "5"})
+    return data
+
+
 # statement_timeout, lock_timeout (and a cancelled statement): the database is busy, not broken.
 _BUSY = frozenset({"57014", "55P03"})
 # A migration replacing what a call needs: a function, table or schema missing between the DROP
