@@ -41,7 +41,7 @@ APP_URL = f"postgresql://insurance_app@{PGHOST}:{PGPORT}/{BENCH_DB}"
 SECRETS = {name: f"bench-{name.lower()}-0123456789abcdef0123456789abcdef" for name in (
     "POSTSALES_JWT_SECRET", "AUTH_SECRET", "AUTH_SECRET_V2", "AUTH_IA_SECRET", "AUTH_IA_SECRET_V2",
     "AUTH_INTEGRATION_SECRET", "AUTH_INTEGRATION_SECRET_V2", "SERVICE_ROLE_SECRET", "OTP_HASH_SECRET",
-    "WEBHOOK_SECRET_KEY")}
+    "WEBHOOK_SECRET_KEY", "DEVICE_TOKEN_SECRET")}
 
 
 def log(message: str) -> None:
