@@ -67,14 +67,18 @@ async def test_no_pooled_connection_in_time_is_503_database_busy(held_otp_lock):
 def request_otp_missing(admin):
     """postsales.request_otp away under another name for the test, as between the DROP and
     the CREATE of a deploy; put back (grants, contract and all) afterwards."""
-    signature = admin.execute("SELECT oid::regprocedure::text AS sig FROM pg_proc WHERE "
-                              "proname = 'request_otp' AND pronamespace = 'postsales'::regnamespace").fetchone()["sig"]
-    admin.execute(f"ALTER FUNCTION {signature} RENAME TO request_otp_away")
+    signatures = [r["sig"] for r in admin.execute(
+        "SELECT oid::regprocedure::text AS sig FROM pg_proc WHERE "
+        "proname = 'request_otp' AND pronamespace = 'postsales'::regnamespace")]  # every overload
+    assert signatures
+    for signature in signatures:
+        admin.execute(f"ALTER FUNCTION {signature} RENAME TO request_otp_away")
     try:
         yield
     finally:
-        admin.execute(f"ALTER FUNCTION {signature.replace('request_otp', 'request_otp_away', 1)} "
-                      "RENAME TO request_otp")
+        for signature in signatures:
+            admin.execute(f"ALTER FUNCTION {signature.replace('request_otp', 'request_otp_away', 1)} "
+                          "RENAME TO request_otp")
 
 
 async def test_a_function_missing_in_the_middle_of_a_deploy_is_503_database_busy(client, request_otp_missing):
