@@ -1,8 +1,19 @@
 """What every adapter shares: the adapter base class, HTTP outcome classification, masking.
 
-An adapter is built from its provider's `auth_config` (validated in `__init__`; a bad one
-raises `ProviderNotConfigured`) and the provider's pooled `httpx.AsyncClient`, which the
-orchestrator owns. `emit()` returns an `EmissionResponse`; it never reads the database.
+An adapter (one module per insurer in app/orchestrator/insurers/) declares:
+    slug, variants         which provider it is and which product variants it insures
+    __init__               the credentials and URLs it reads from `integrations.auth_config`
+                           (`setting`, `url_setting`; a bad one raises ProviderNotConfigured)
+    access_token           the credential an emission presents (OAuth2: oauth2.OAuth2Adapter)
+    emit                   the StandardRiskItem mapped to its request, sent with `post`
+    external_id            where its success answer carries the policy (or message) id
+    classify               how its error answers classify, when it signals more than the
+                           shared rule (`status_error`) knows
+and inherits the rest from here: the Idempotency-Key on every call, the total deadline,
+capped answers, error classes (contract.py), secrets masked in what is kept and logged.
+It is built with the provider's pooled `httpx.AsyncClient`, which the orchestrator owns
+(with its connect and read timeouts). `emit()` returns an `EmissionResponse`; it never reads
+the database.
 """
 from __future__ import annotations
 
@@ -160,6 +171,7 @@ class InsuranceAdapter:
     """Base of the adapters: `emit(item, ctx) -> EmissionResponse`."""
 
     slug: ClassVar[str]
+    variants: ClassVar[tuple[str, ...]]  # the product variants it can issue (model.VARIANTS)
 
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:
@@ -194,6 +206,11 @@ class InsuranceAdapter:
     async def emit(self, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
         raise NotImplementedError
 
+    def classify(self, response: httpx.Response) -> EmissionError:
+        """A non-2xx answer as an error: the shared rule (401 auth, 408/425/429/5xx retryable,
+        other 4xx rejected). An insurer that says more (a revoked token) overrides it."""
+        return status_error(response, self.slug)
+
     def external_id(self, body: dict[str, Any]) -> Any:
         raise NotImplementedError
 
@@ -216,7 +233,7 @@ class InsuranceAdapter:
             return failure(EmissionError(PROVIDER_TIMEOUT, f"{self.slug} gave no complete answer within the "
                                                            "total deadline (HTTP_TOTAL_TIMEOUT)", True), payload)
         if not response.is_success:
-            return failure(status_error(response, self.slug), payload)
+            return failure(self.classify(response), payload)
         if too_big:
             return failure(EmissionError(
                 MALFORMED_RESPONSE, f"{self.slug} answered {response.status_code} with more than "
