@@ -18,6 +18,7 @@ the database.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import functools
 import re
@@ -214,6 +215,30 @@ class InsuranceAdapter:
     def external_id(self, body: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    def secrets(self, ctx: EmitContext) -> list[str]:
+        """Every credential the adapter holds or presents: auth_config values under a
+        secret-looking key (as `mask` finds them), and the access token of this call."""
+        found = [ctx.access_token] if ctx.access_token else []
+
+        def walk(value: Any, secret: bool) -> None:
+            if isinstance(value, dict):
+                for key, inner in value.items():
+                    walk(inner, secret or _secret_key(str(key)))
+            elif isinstance(value, list):
+                for inner in value:
+                    walk(inner, secret)
+            elif secret and isinstance(value, str) and len(value) >= 4:
+                found.append(value)
+        walk(self.auth_config, False)
+        return found
+
+    def scrub(self, error: EmissionError, ctx: EmitContext) -> EmissionError:
+        """`error` without any credential the provider echoed back in its text."""
+        message = error.message
+        for secret in self.secrets(ctx):
+            message = message.replace(secret, MASK)
+        return error if message == error.message else dataclasses.replace(error, message=message)
+
     async def post(self, url: str | httpx.URL, body: dict[str, Any], headers: dict[str, str],
                    ctx: EmitContext) -> EmissionResponse:
         """POSTs `body` with the Idempotency-Key and turns the outcome into an EmissionResponse
@@ -233,7 +258,7 @@ class InsuranceAdapter:
             return failure(EmissionError(PROVIDER_TIMEOUT, f"{self.slug} gave no complete answer within the "
                                                            "total deadline (HTTP_TOTAL_TIMEOUT)", True), payload)
         if not response.is_success:
-            return failure(self.classify(response), payload)
+            return failure(self.scrub(self.classify(response), ctx), payload)
         if too_big:
             return failure(EmissionError(
                 MALFORMED_RESPONSE, f"{self.slug} answered {response.status_code} with more than "

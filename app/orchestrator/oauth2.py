@@ -8,6 +8,7 @@ token refused), and a token someone else already renewed is not renewed again.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import time
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import httpx
 
 from app.orchestrator.base import (
-    InsuranceAdapter, ProviderCallFailed, send_capped, status_error, transport_error)
+    MASK, InsuranceAdapter, ProviderCallFailed, send_capped, status_error, transport_error)
 from app.orchestrator.contract import MALFORMED_RESPONSE, EmissionError, EmitContext
 from app.orchestrator.model import StandardRiskItem
 
@@ -58,7 +59,9 @@ class ClientCredentials:
         except httpx.HTTPError as exc:
             raise ProviderCallFailed(transport_error(exc, "identity provider")) from None
         if not response.is_success:
-            raise ProviderCallFailed(status_error(response, "identity provider"))
+            error = status_error(response, "identity provider")
+            secret = self.form["client_secret"]
+            raise ProviderCallFailed(dataclasses.replace(error, message=error.message.replace(secret, MASK)))
         try:
             body = response.json()
             token, ttl = body["access_token"], float(body.get("expires_in", 300))

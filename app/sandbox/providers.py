@@ -28,6 +28,7 @@ from app.sandbox.state import Answer, State
 IN_FLIGHT = "sandbox.in_flight"   # (provider, Idempotency-Key): counted until answered or hung up
 TRICKLE = "sandbox.trickle"       # seconds over which to send the answer, one byte at a time
 RESET = "sandbox.reset"           # close the connection without an answer
+ISSUED = "sandbox.issued"         # the insurer issued something new for this request
 
 Handle = Callable[[falcon.asgi.Request, bytes, Fault | None], Awaitable[Answer]]
 
@@ -93,6 +94,8 @@ class Providers:
         record["status"] = status
         if headers.get("Idempotent-Replayed") == "true":
             record["replayed"] = True
+        if req.scope.get(ISSUED):
+            record["issued"] = True  # a new policy or message, whether or not its answer arrives
         resp.status = status
         for name, value in headers.items():
             resp.set_header(name, value)
@@ -172,6 +175,7 @@ class Providers:
         if answer is not None:
             status, stored, headers = answer
             return 200, stored, {**headers, "Idempotent-Replayed": "true"}
+        req.scope[ISSUED] = True
         values = {"body": body, "credential": credential, "seq": self.state.next_number(insurer.slug)}
         answer = issued[key] = (route.success["status"], render(route.success["body"], values),
                                 dict(route.success.get("headers") or {}))
