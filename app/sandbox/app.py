@@ -15,6 +15,8 @@ same policy number) back.
 Control routes (for tests and demos), control.py:
     GET    /_sandbox/health
     GET    /_sandbox/requests?provider=PROVIDER_A&limit=100   what was received, newest last
+                                          (`replayed`: answered from the key's first answer;
+                                          `issued`: a new policy or message, answered or not)
     GET    /_sandbox/stats                distinct policies (per insurer), messages, tokens issued
                                           (in all, and per identity provider), requests per provider,
                                           maxInFlightPerKey (the most concurrent requests seen for
@@ -30,6 +32,7 @@ Control routes (for tests and demos), control.py:
     GET    /_sandbox/faults;  DELETE /_sandbox/faults (all, or ?provider=...)
     GET    /_sandbox/mail?to=EMAIL        mail caught by the SMTP server (SANDBOX_SMTP_PORT): to,
                                           subject, text, newest last (mail.py)
+    DELETE /_sandbox/tokens?provider=IDP  every token of that identity provider (or of all) expires now
     POST   /_sandbox/reset                forget requests, faults, policies, messages and webhooks
 Partner webhook receivers under /_sandbox/webhooks: webhooks.py.
 State lives in memory (state.py); answers are immediate unless a fault says otherwise. A
@@ -70,6 +73,6 @@ def create_sandbox(smtp_port: int = 0, smtp_host: str = "127.0.0.1") -> SandboxA
     app.add_route("/_sandbox/webhooks", webhooks)
     app.add_route("/_sandbox/webhooks/{name}", webhooks, suffix="one")
     control = Control(providers, webhooks, mailbox)
-    for name in ("health", "requests", "stats", "faults", "reset", "mail"):
+    for name in ("health", "requests", "stats", "faults", "tokens", "reset", "mail"):
         app.add_route(f"/_sandbox/{name}", control, suffix=name)
     return SandboxASGI(app, state)

@@ -55,6 +55,14 @@ class Control:
                 faults.pop(name)
         resp.status = 204
 
+    async def on_delete_tokens(self, req, resp) -> None:
+        """Every token of one identity provider (?provider=NAME), or of all, expires now."""
+        name = req.get_param("provider")
+        for idp, tokens in self.state.tokens.items():
+            if name is None or idp == name:
+                tokens.clear()
+        resp.status = 204
+
     async def on_post_reset(self, req, resp) -> None:
         self.state.reset()
         self.webhooks.reset()

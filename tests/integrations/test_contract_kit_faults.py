@@ -20,6 +20,7 @@ import pytest
 from app.orchestrator.registry import ADAPTERS
 from tests.integrations.conftest import Stack, start_stack, wait_for
 from tests.integrations.test_faults import FAULTS, SETTINGS, SETTLE_SECONDS
+from tests.orchestrator.conftest import sample
 
 # The code each fault is documented to end in (docs/architecture.md, "Providers that misbehave").
 CODES = {
@@ -42,23 +43,23 @@ def kstack(admin) -> Iterator[Stack]:
             yield started
 
 
-def insert(admin, slug: str, count: int) -> list[dict]:
-    """`count` items of the adapter's first variant, with a holder, in one statement (the
-    dispatch trigger sees them whole)."""
-    variant = ADAPTERS[slug].variants[0]
+def insert(admin, slug: str, count: int, variant: str | None = None) -> list[dict]:
+    """`count` items of the adapter's first variant (or `variant`), with a holder, in one
+    statement (the dispatch trigger sees them whole)."""
+    variant = variant or ADAPTERS[slug].variants[0]
     package = admin.execute("""INSERT INTO insurance.packages (uid, name, sales_integration_slug)
                                VALUES (%s, 'Kit package', %s) RETURNING id""",
                             (f"kit-{uuid.uuid4().hex[:12]}", slug)).fetchone()
     admin.execute("""INSERT INTO insurance.package_variants (package_id, code, name, coverages, premium)
                      VALUES (%s, %s, %s, '[{"code": "BASIC", "limit": 1000}]', 19.9)""",
                   (package["id"], variant, variant.title()))
-    email = f"{uuid.uuid4().hex[:10]}@example.com"
+    subject = sample(variant).insured_subject  # what any variant's mapper may read
+    email = subject["email"]
     with admin.transaction():
         items = admin.execute(
             """INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
                SELECT %s, %s || '-' || n, %s, %s FROM generate_series(1, %s) n RETURNING id, uid""",
-            (package["id"], f"kit-{uuid.uuid4().hex[:8]}", variant,
-             orjson.dumps({"name": "Ada Lovelace", "email": email}).decode(), count)).fetchall()
+            (package["id"], f"kit-{uuid.uuid4().hex[:8]}", variant, orjson.dumps(subject).decode(), count)).fetchall()
         for item in items:
             admin.execute("""INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)
                              VALUES (%s, 'Ada Lovelace', %s, true, 100)""", (item["id"], email))
