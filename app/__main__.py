@@ -32,6 +32,7 @@ COMMANDS = {
     "outbox": "app.commands.outbox",
     "users": "app.dashboard.commands",
     "openapi": "app.commands.openapi",
+    "settings": "app.commands.settings",
 }
 
 
