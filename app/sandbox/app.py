@@ -40,6 +40,8 @@ request stops counting as in flight when its answer is sent or its client hangs 
 """
 from __future__ import annotations
 
+import functools
+
 import falcon
 import falcon.asgi
 import orjson
@@ -63,12 +65,11 @@ def create_sandbox(smtp_port: int = 0, smtp_host: str = "127.0.0.1") -> SandboxA
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = handler
     for insurer in insurers:
         for route in insurer.routes:
-            app.add_route(route.path, ProviderRoute(
-                providers, insurer.slug, lambda req, raw, fault, i=insurer, r=route: providers.insurer(i, r, req, raw, fault)))
+            app.add_route(route.path, ProviderRoute(providers, insurer.slug,
+                                                    functools.partial(providers.insurer, insurer, route)))
     token_paths = {d.auth["tokenPath"]: d.identity_provider for d in insurers if d.identity_provider}
     for path, name in token_paths.items():
-        app.add_route(path, ProviderRoute(providers, name, lambda req, raw, fault, n=name: providers.token(n, req, raw, fault),
-                                          token_record))
+        app.add_route(path, ProviderRoute(providers, name, functools.partial(providers.token, name), token_record))
     app.add_route("/chat/webhook", ProviderRoute(providers, "CHAT", providers.chat))
     app.add_route("/_sandbox/webhooks", webhooks)
     app.add_route("/_sandbox/webhooks/{name}", webhooks, suffix="one")
