@@ -160,7 +160,7 @@ def files(slug: str, auth: str, variants: list[str]) -> dict[str, str]:
                         '{"baseUrl": "https://...", "apiKey": "..."}')
     return {
         f"app/orchestrator/insurers/{module}.py": adapter,
-        f"app/orchestrator/insurers/{module}.sandbox.json": json.dumps(description(slug, auth, variants), indent=1) + "\n",
+        f"app/orchestrator/insurers/{module}.sandbox.json": json.dumps(description(slug, auth, variants), indent=2) + "\n",
         f"tests/orchestrator/test_insurer_{module}.py": TEST_STUB.substitute(slug=slug, variant=variants[0]),
     }
 
