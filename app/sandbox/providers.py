@@ -173,7 +173,7 @@ class Providers:
         issued = self.state.issued[insurer.slug]
         answer = issued.get(key)
         if answer is not None:
-            status, stored, headers = answer
+            _, stored, headers = answer
             return 200, stored, {**headers, "Idempotent-Replayed": "true"}
         req.scope[ISSUED] = True
         values = {"body": body, "credential": credential, "seq": self.state.next_number(insurer.slug)}

@@ -11,8 +11,8 @@ import structlog
 
 from app.db import Database
 from app.orchestrator import contract
-from app.orchestrator.model import InvalidRiskItem, StandardRiskItem
 from app.orchestrator.insurers.provider_a import ProviderA
+from app.orchestrator.model import InvalidRiskItem, StandardRiskItem
 from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
 from app.sandbox import credentials
