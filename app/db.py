@@ -108,6 +108,34 @@ def _busy():
     return database_busy()
 
 
+class DatabaseUnavailable(ConnectionError):
+    """No primary answers: the one we held is gone (a failover, a restart) or no host of the URL
+    accepts a read-write session yet. Retryable: the HTTP surfaces answer 503
+    DATABASE_UNAVAILABLE with Retry-After. An OSError, so that every `except OSError` of the
+    worker and the pipeline (a database away) takes it as it takes a refused connection."""
+
+
+# A lost session, a server going down or in recovery, a standby where a primary was expected:
+# class 08 (connection exceptions), 57P01-57P03 (admin/crash shutdown, cannot connect now) and
+# 25006 (read-only transaction). 57014 (a cancelled statement) is DATABASE_BUSY instead.
+_UNAVAILABLE_STATES = frozenset({"57P01", "57P02", "57P03", "25006"})
+
+
+def unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says that the primary is out of reach (retry later), not that the call is wrong."""
+    if isinstance(exc, (OSError, asyncpg.InterfaceError, asyncpg.exceptions.TargetServerAttributeNotMatched)):
+        return True
+    if isinstance(exc, asyncpg.PostgresError):
+        state = exc.sqlstate or ""
+        return state.startswith("08") or state in _UNAVAILABLE_STATES
+    return False
+
+
+# Connecting gives up after this many seconds (asyncpg's default is 60): a host that drops
+# packets must not hold a request longer than a failover takes.
+CONNECT_TIMEOUT = 5.0
+
+
 class Identity:
     """Who a call runs as: a surface role and the claims (JSON text) that SQL reads through
     insurance.claim(). The credential hooks of app/auth.py put one on `req.context.identity`."""
@@ -162,7 +190,7 @@ class Database:
             # PgBouncer in transaction mode before 1.21 (DB_STATEMENT_CACHE_SIZE), where a
             # named statement prepared on one server connection is unknown on the next.
             statement_cache_size=self.statement_cache_size,
-            reset=_keep_session,
+            reset=_keep_session, timeout=CONNECT_TIMEOUT,
         )
 
     async def close(self) -> None:
@@ -208,13 +236,20 @@ class Database:
         try:
             # Behind the gate a connection is free at once; pool.acquire(timeout=...) would
             # cost a task per call (asyncio.wait_for) for a wait that does not happen.
-            conn = await self.pool.acquire()
+            # A URL of several hosts (target_session_attrs=read-write) finds the primary again
+            # when the pool reconnects after a failover; until then the call fails here.
             try:
-                if with_claims:
-                    return tuple(await conn.fetchrow(sql, role, second, *args))
-                return await conn.fetchval(sql, role, second, *args)
-            finally:
-                await self.pool.release(conn)
+                conn = await self.pool.acquire()
+                try:
+                    if with_claims:
+                        return tuple(await conn.fetchrow(sql, role, second, *args))
+                    return await conn.fetchval(sql, role, second, *args)
+                finally:
+                    await self.pool.release(conn)
+            except Exception as exc:
+                if unavailable(exc) and not isinstance(exc, DatabaseUnavailable):
+                    raise DatabaseUnavailable(f"{type(exc).__name__}: {exc}") from exc
+                raise
         finally:
             self._gate.release()
 
@@ -238,6 +273,11 @@ class Database:
         assert self.pool is not None
         # Through the gate as well, so that behind it a pooled connection is always free.
         async with asyncio.timeout(self.acquire_timeout), self._gate:
-            rows = await self.pool.fetch(
-                "SELECT change FROM sqitch.changes WHERE project = 'insurance'")
+            try:
+                rows = await self.pool.fetch(
+                    "SELECT change FROM sqitch.changes WHERE project = 'insurance'")
+            except Exception as exc:
+                if unavailable(exc):
+                    raise DatabaseUnavailable(f"{type(exc).__name__}: {exc}") from exc
+                raise
         return [r["change"] for r in rows]

@@ -38,13 +38,15 @@ import orjson
 import structlog
 
 from app.config import Config
-from app.db import PROCESS_NAME, SERVICE, Database
+from app.db import CONNECT_TIMEOUT, PROCESS_NAME, SERVICE, Database
 from app.tokens import service_tokens
 from app.webhooks import Deliverer, SecretCache
 
-# What a database outage or restart raises: a refused connection (OSError), a server error
-# (e.g. 57P01 admin_shutdown), or a connection that closed mid-statement (InterfaceError).
-DATABASE_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+# What a database outage, restart or failover raises: a refused connection (OSError, and
+# app/db.py's DatabaseUnavailable), a server error (e.g. 57P01 admin_shutdown), a connection that
+# closed mid-statement (InterfaceError), or no host of a multi-host URL that is a primary yet.
+DATABASE_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError,
+                   asyncpg.exceptions.TargetServerAttributeNotMatched)
 
 log = structlog.get_logger("app.worker")
 
@@ -170,7 +172,9 @@ class Worker:
         if self._listener is not None and not self._listener.is_closed():
             return
         try:
-            self._listener = await asyncpg.connect(self.config.database_listen_url)
+            # Several hosts with target_session_attrs=read-write: the primary, whichever it is
+            # now; a listener lost in a failover is closed and found again on the next round.
+            self._listener = await asyncpg.connect(self.config.database_listen_url, timeout=CONNECT_TIMEOUT)
             await self._listener.add_listener("outbox", self._on_notify)
         except DATABASE_ERRORS as exc:
             self._listener = None
