@@ -96,6 +96,11 @@ configure_node() {
 # scripts/ha.sh: pg_cron (the minute sweep and the retention job run on the primary)
 shared_preload_libraries = 'pg_stat_statements,pg_cron'
 cron.database_name = '$CRON_DATABASE'
+# Jobs run in background workers, not through a libpq connection to cron.job's nodename and
+# nodeport: those are the port of the node that scheduled them, and on one machine the nodes'
+# ports differ, so after a failover every job would connect to the lost node.
+cron.use_background_workers = on
+max_worker_processes = 16
 EOF
 echo \"include 'postgresql-insurance.conf'\" >> '$dir/postgresql.conf'"
   fi
