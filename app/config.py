@@ -174,6 +174,9 @@ class Config:
     db_pool_max: int = 4
     db_statement_cache_size: int = 256
     database_listen_url: str = ""  # the worker's LISTEN connection; "" = polling only
+    # A standby for the partner's and the holder's reads; "" = every read on DATABASE_URL.
+    read_database_url: str = ""
+    read_max_lag: float = 1.0  # seconds of replay lag beyond which the standby is skipped
     db_acquire_timeout: float = 3.0
     host: str = "127.0.0.1"
     port: int = 8000
@@ -304,6 +307,8 @@ class Config:
             db_statement_cache_size=_int(env, "DB_STATEMENT_CACHE_SIZE", cls.db_statement_cache_size),
             database_listen_url=_listen_url(env, env.get("DATABASE_URL", cls.database_url)),
             db_acquire_timeout=_float(env, "DB_ACQUIRE_TIMEOUT", cls.db_acquire_timeout),
+            read_database_url=env.get("READ_DATABASE_URL", "").strip(),
+            read_max_lag=_positive_float(env, "READ_MAX_LAG", cls.read_max_lag),
             host=host,
             port=port,
             forwarded_allow_ips=forwarded,

@@ -65,7 +65,19 @@ if [ $# -eq 0 ]; then
   .venv/bin/pytest -m restarts_postgres
   say "pytest: the rest"
 fi
-.venv/bin/pytest -m "not restarts_postgres" "$@"
+set +e
+.venv/bin/pytest -m "not restarts_postgres and not failover" "$@"
+rc=$?
+set -e
+# 5: no test left (only tests/test_failover.py named): the drill below runs it.
+[ "$rc" = 0 ] || { [ "$rc" = 5 ] && [ $# -gt 0 ]; } || exit "$rc"
+
+# The failover drill on a pg_auto_failover formation of its own (free ports, a folder of /tmp,
+# removed at the end): the whole suite, or when tests/test_failover.py is named.
+if [ $# -eq 0 ] || [[ " $* " == *test_failover* ]]; then
+  say "failover drill: a pg_auto_failover formation of its own (tests/test_failover.py)"
+  .venv/bin/pytest -m failover -p no:cacheprovider tests/test_failover.py
+fi
 
 # The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once
 # more through PgBouncer in transaction pooling mode, as production runs them (docs/operations.md

@@ -103,3 +103,18 @@ async def test_a_url_of_several_hosts_finds_the_one_that_answers():
     async with falcon.testing.ASGIConductor(create_app(config)) as client, asyncio.timeout(10):
         resp = await client.simulate_post(OTP_REQUEST, json={"email": f"{unique('x')}@example.com"})
         assert resp.status_code == 200, resp.text
+
+
+def test_a_replicas_lag_is_the_age_of_the_newest_primary_position_it_has_replayed():
+    from app.db import Database, Replica
+    replica = Replica(Database("postgresql://unused"), "postgresql://unused", max_lag=1.0)
+    replica.look(primary=100, replayed=100, now=10.0)
+    assert replica.lag == 0, "caught up"
+    replica.look(primary=200, replayed=100, now=10.2)
+    assert replica.lag == pytest.approx(0.2), "it has what the primary had 0.2 s ago"
+    replica.look(primary=300, replayed=100, now=11.5)
+    assert replica.lag == pytest.approx(1.5)
+    replica.look(primary=300, replayed=300, now=11.7)
+    assert replica.lag == 0
+    replica.lost()
+    assert replica.lag == float("inf") and replica.replayed == -1
