@@ -55,7 +55,10 @@ def migrate(args) -> int:
         with admin_connection(config) as conn:
             conn.execute("SELECT insurance.set_outbox_retention(justify_hours(make_interval(secs => %s)))",
                          (config.outbox_retention,))
+            conn.execute("SELECT insurance.set_cron_history_retention(justify_hours(make_interval(secs => %s)))",
+                         (config.cron_history_retention,))
         print(f"outbox retention: {config.outbox_retention} s (OUTBOX_RETENTION)")
+        print(f"pg_cron history retention: {config.cron_history_retention} s (CRON_HISTORY_RETENTION)")
     return code
 
 
@@ -63,7 +66,7 @@ def serve(args) -> int:
     import uvicorn
 
     from app.logging import configure
-    config = config_or_exit()
+    config = config_or_exit(require_mode=True)
     configure(config.log_level)
     # Secrets are settled once, here: each of the --workers processes imports app.asgi and
     # reads them from the environment, so a token or OTP issued by one is valid on the others.
@@ -81,7 +84,8 @@ def serve(args) -> int:
         # reads X-Forwarded-For from FORWARDED_ALLOW_IPS alone, by one rule for every limit.
         uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
                     workers=args.workers, loop="uvloop", http="app.server:BoundedHttpToolsProtocol",
-                    access_log=False, log_level=config.log_level, proxy_headers=False)
+                    access_log=False, log_level=config.log_level, proxy_headers=False,
+                    log_config=None)  # uvicorn's records go through app/logging.py's JSON handler
     finally:
         if metrics_dir:
             shutil.rmtree(metrics_dir, ignore_errors=True)
