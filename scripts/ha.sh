@@ -45,6 +45,8 @@ as_postgres() {
   else sudo -u postgres -- "${env[@]}" "$@"; fi
 }
 autoctl() { as_postgres pg_autoctl "$@"; }
+# as_postgres for setsid, which runs a program, not a function: this script, re-entered.
+if [ "${1:-}" = --as-postgres ]; then shift; as_postgres "$@"; exit; fi
 psql_at() { psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$1" -U postgres -d "$2" "${@:3}"; }
 
 monitor_uri() { autoctl show uri --pgdata "$HA_DIR/monitor" --formation monitor; }
@@ -56,15 +58,23 @@ app_url() {
     "${1:-insurance_app}" "$HA_NODE1_PORT" "$HA_NODE2_PORT" "$HA_DATABASE"
 }
 
-running() {  # the pg_autoctl service of a data dir answers
-  [ -d "$1" ] && autoctl status --pgdata "$1" >/dev/null 2>&1
+pidfile() { echo "$HA_DIR/run/pg_autoctl$1/pg_autoctl.pid"; }
+
+running() {  # the pg_autoctl service of a data dir is alive (by the pid it wrote; no zombie)
+  local pid
+  pid=$(head -1 "$(pidfile "$1")" 2>/dev/null) || return 1
+  [ -n "$pid" ] && grep -q pg_autoctl "/proc/$pid/cmdline" 2>/dev/null &&
+    ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null
 }
 
-start() {  # pg_autoctl run, detached (its own session), logging to <dir>.log
+start() {  # pg_autoctl run, detached, logging to <dir>.log
   local dir=$1
   running "$dir" && return 0
   log "starting $(basename "$dir")"
-  as_postgres setsid pg_autoctl run --pgdata "$dir" >>"$dir.log" 2>&1 </dev/null &
+  # Two sessions: the outer one takes runuser off this terminal (a later Ctrl-C in it reaches
+  # none of the formation); the inner one makes the service lead a process group of its own,
+  # which holds its keeper, its postmaster and every backend (the drill kills that group).
+  setsid "$ROOT/scripts/ha.sh" --as-postgres setsid pg_autoctl run --pgdata "$dir" >>"$dir.log" 2>&1 </dev/null &
   for _ in $(seq 1 100); do running "$dir" && return 0; sleep 0.2; done
   log "$(basename "$dir") did not start; see $dir.log"; return 1
 }
@@ -189,11 +199,16 @@ down() {
   done
   for dir in "$HA_DIR/node2" "$HA_DIR/node1" "$HA_DIR/monitor"; do
     for _ in $(seq 1 100); do running "$dir" || break; sleep 0.2; done
-    # What did not stop (a keeper stuck in a restart): by the pid it wrote, and its postmaster.
-    for pid in $(cat "$HA_DIR"/run/pg_autoctl"$dir"/pg_autoctl.pid 2>/dev/null | head -1) \
-               $(head -1 "$dir/postmaster.pid" 2>/dev/null); do
+    # What did not stop (a keeper stuck in a restart): the process group of the service, by the
+    # pid it wrote, and its postmaster.
+    if running "$dir"; then
+      pid=$(head -1 "$(pidfile "$dir")")
+      kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+    fi
+    pid=$(head -1 "$dir/postmaster.pid" 2>/dev/null || true)
+    if [ -n "$pid" ] && grep -q postgres "/proc/$pid/cmdline" 2>/dev/null; then
       kill -KILL "$pid" 2>/dev/null || true
-    done
+    fi
   done
   rm -rf "$HA_DIR"
   log "formation removed ($HA_DIR)"
