@@ -106,7 +106,8 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "OTP_ATTEMPTS_EXHAUSTED": (429, "RetryAfterDetails", "the code's failed verifications are used up"),
     "INTERNAL_ERROR": (500, None, "a fault of ours; the log has the cause under the request id"),
     "SERVICE_UNAVAILABLE": (503, None, "the service cannot answer now"),
-    "DATABASE_BUSY": (503, None, "a statement, lock wait or pooled connection took too long; see Retry-After"),
+    "DATABASE_BUSY": (503, None, "a statement, lock wait or pooled connection took too long, or a migration "
+                                 "is replacing what the call needs; see Retry-After"),
     "DATABASE_UNAVAILABLE": (503, None, "no primary database answers (a failover or a restart in progress); "
                              "retry after Retry-After"),
 }
@@ -156,6 +157,12 @@ def emission_answer(data: dict[str, Any]) -> dict[str, Any]:
 
 # statement_timeout, lock_timeout (and a cancelled statement): the database is busy, not broken.
 _BUSY = frozenset({"57014", "55P03"})
+# A migration replacing what a call needs: a function, table or schema missing between the DROP
+# and the CREATE of a deploy (sqitch runs each change in its own transaction), or dropped and
+# created again under a call that had looked up the old one (XX000 "cache lookup failed").
+# Asking again after the deploy answers right: busy too, not a 500. Logged, since an app rolled
+# out before its migration would answer this until the migration runs (docs/operations.md).
+_REPLACED = frozenset({"42883", "42P01", "3F000"})
 
 
 def database_busy() -> ApiError:
@@ -229,6 +236,9 @@ def from_database(exc: asyncpg.PostgresError, rules: CheckRules | None = None) -
         return database_busy()
     if state == _CHECK_VIOLATION:
         return check_violation(exc, rules)
+    if state in _REPLACED or (state == "XX000" and (exc.message or "").startswith("cache lookup failed")):
+        log.warning("database_object_missing", sqlstate=state, error=exc.message)
+        return database_busy()
     if state in _INTEGRITY:
         status, code, message = _INTEGRITY[state]
         return ApiError(status, code, message)
