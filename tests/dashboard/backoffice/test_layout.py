@@ -103,7 +103,7 @@ def pages(data: dict) -> list[str]:
             f"/backoffice/emissions/{data['emissions'][0]}", f"/backoffice/emissions/{data['emissions'][2]}",
             f"/backoffice/risk-items/{data['item']['id']}", "/backoffice/outbox", "/backoffice/outbox?state=dead",
             "/backoffice/audit", "/backoffice/search", f"/backoffice/search?q={data['policy'][:12]}",
-            "/backoffice/packages", "/backoffice/no-such-page"]
+            "/backoffice/packages", "/backoffice/users", "/backoffice/no-such-page"]
 
 
 def test_every_back_office_page_holds_at_1280_and_900_px(api, wide_data, make_user, tmp_path):
