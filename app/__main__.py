@@ -31,6 +31,7 @@ COMMANDS = {
     "outbox": "app.commands.outbox",
     "users": "app.dashboard.commands",
     "openapi": "app.commands.openapi",
+    "settings": "app.commands.settings",
 }
 
 

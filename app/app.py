@@ -110,7 +110,9 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     from app import dashboard, gateway, integrations, postsales
     for surface in (postsales, gateway, integrations, dashboard):
         surface.add_routes(app, services)
-    documents = openapi.OpenApi(gateway.document_branches(), config.openapi_server)
+    documents = openapi.OpenApi(gateway.document_branches(), config.openapi_server, internal_allowed=None
+                                if config.development else health.from_operators(services.addresses,
+                                                                                  config.metrics_allowed_ips))
     app.add_route("/openapi.json", documents)
     app.add_route("/openapi/{audience}.json", documents)
     app.add_error_handler(falcon.HTTPRouteNotFound, errors.RouteNotFound(app))

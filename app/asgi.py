@@ -10,6 +10,6 @@ from app.app import create_app  # noqa: E402
 from app.config import Config  # noqa: E402
 from app.logging import configure  # noqa: E402
 
-_config = Config.from_env()
+_config = Config.from_env(require_mode=True)  # as `serve`: never a guessed mode
 configure(_config.log_level)
 app = create_app(_config)

@@ -30,9 +30,11 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def config_or_exit() -> Config:
+def config_or_exit(require_mode: bool = False) -> Config:
+    """The configuration, or exit 2 with its one-line problem. `require_mode`: the servers
+    (`serve`, `worker`) refuse to guess APP_ENV."""
     try:
-        return Config.from_env()
+        return Config.from_env(require_mode=require_mode)
     except ConfigError as exc:
         fail(str(exc), code=2)
         raise  # unreachable

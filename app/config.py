@@ -1,7 +1,10 @@
 """Configuration: a class with development defaults that the environment overrides.
 
-Nothing is read at import time; `Config.from_env()` is called by `create_app` and the
-command line. In production (`APP_ENV=production`) a missing or short secret stops start-up,
+Each setting is declared once, as a field of `Config` made by `setting()`: its variable, its
+default as the environment writes it, how it is read and one line of doc. `from_env` reads the
+fields, and `python -m app settings` writes docs/configuration.md's table and .env.example
+from them (tests/test_config_documents.py keeps both current). Nothing is read at import
+time; `Config.from_env()` is called by `create_app` and the command line. In production (`APP_ENV=production`) a missing or short secret stops start-up,
 and the message names every one. In development the secrets the environment does not set come
 from one git-ignored file (`DEV_ENV_FILE`, default `.env.development`, mode 0600), written by
 the first process that needs it: `make run`, its API, its worker and any `python -m app
@@ -17,23 +20,29 @@ import secrets
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any, Callable
 
 from app.addresses import parse_trusted
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SECRET_NAMES = (
-    "POSTSALES_JWT_SECRET",
-    "AUTH_SECRET",
-    "AUTH_SECRET_V2",
-    "AUTH_IA_SECRET",
-    "AUTH_IA_SECRET_V2",
-    "AUTH_INTEGRATION_SECRET",
-    "AUTH_INTEGRATION_SECRET_V2",
-    "SERVICE_ROLE_SECRET",
-    "OTP_HASH_SECRET",
-    "WEBHOOK_SECRET_KEY",  # partner webhook secrets are derived from it (app/webhooks.py)
-)
+# Every secret, with the line docs/configuration.md and .env.example show for it. Production
+# needs each of them, at least 32 bytes and all different.
+SECRETS = {
+    "POSTSALES_JWT_SECRET": "signs holder tokens",
+    "OTP_HASH_SECRET": "key of the OTP hash",
+    "AUTH_SECRET": "gateway `v1` token secret",
+    "AUTH_SECRET_V2": "gateway `v2` token secret",
+    "AUTH_IA_SECRET": "gateway `ia/v1` token secret",
+    "AUTH_IA_SECRET_V2": "gateway `ia/v2` token secret",
+    "AUTH_INTEGRATION_SECRET": "gateway `integrations/v1` token secret",
+    "AUTH_INTEGRATION_SECRET_V2": "gateway `integrations/v2` token secret",
+    "SERVICE_ROLE_SECRET": "service-role bearer of `/api/integrations/*`: the worker signs, the API verifies, "
+                           "so both hold the same value (outside development a worker without it refuses to start)",
+    "WEBHOOK_SECRET_KEY": "partners' webhook secrets derive from it (docs/webhooks.md): the same in the command "
+                          "line and the worker; changing it changes every partner's secret",
+}
+SECRET_NAMES = tuple(SECRETS)
 MIN_SECRET_BYTES = 32
 DEV_ENV_FILE = ROOT / ".env.development"
 
@@ -44,12 +53,6 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 # The holder web app's usual development addresses (a dev server on port 3000): allowed by
 # default under APP_ENV=development only, never in test or production.
 DEVELOPMENT_HOLDER_ORIGINS = "http://localhost:3000,http://127.0.0.1:3000"
-
-
-def _origins(value: str) -> tuple[str, ...]:
-    """Comma-separated origins as a browser sends them in `Origin`: no trailing slash, scheme
-    and host in lower case (`https://App.example.com/` matches `https://app.example.com`)."""
-    return tuple(dict.fromkeys(o.strip().rstrip("/").lower() for o in value.split(",") if o.strip()))
 
 
 class ConfigError(ValueError):
@@ -105,15 +108,25 @@ def _write_secrets(fd: int, values: dict[str, str]) -> None:
         out.writelines(f"{name}={value}\n" for name, value in values.items())
 
 
-def missing_secrets(env: dict[str, str]) -> list[str]:
-    """'NAME is missing' / 'NAME is shorter than 32 bytes', for every secret production needs."""
+def secret_problems(env: dict[str, str]) -> list[str]:
+    """'NAME is missing' / 'NAME is shorter than 32 bytes' / 'A and B are equal', for every
+    secret production needs: a secret shared by two purposes lets a token of one pass as the other."""
     problems = []
     for name in SECRET_NAMES:
         value = env.get(name, "")
         if len(value.encode()) < MIN_SECRET_BYTES:
             problems.append(f"{name} is {'missing' if not value else f'shorter than {MIN_SECRET_BYTES} bytes'}")
+    holders: dict[str, list[str]] = {}
+    for name in SECRET_NAMES:
+        if len(env.get(name, "").encode()) >= MIN_SECRET_BYTES:
+            holders.setdefault(env[name], []).append(name)
+    problems += [f"{' and '.join(names)} are equal (each secret must be different)"
+                 for names in holders.values() if len(names) > 1]
     return problems
 
+
+# ------------------------------------------------------------------ kinds of value
+# A kind reads one variable's text into the value the app uses, or raises ConfigError.
 
 def parse_duration(name: str, value: str) -> int:
     """'15m', '1h', '24h', '7d' -> seconds."""
@@ -123,111 +136,303 @@ def parse_duration(name: str, value: str) -> int:
     return int(match.group(1)) * _UNIT_SECONDS[match.group(2)]
 
 
-def _int(env: dict[str, str], name: str, default: int, minimum: int = 0) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not an integer") from None
-    if value < minimum:
-        raise ConfigError(f"{name}={raw!r} must be at least {minimum}")
-    return value
+def text(name: str, raw: str) -> str:
+    return raw
 
 
-def _float(env: dict[str, str], name: str, default: float) -> float:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
+def lower(name: str, raw: str) -> str:
+    return raw.strip().lower()
+
+
+def url(name: str, raw: str) -> str:
+    return raw.strip().rstrip("/")
+
+
+def integer(minimum: int = 0) -> Callable[[str, str], int]:
+    def read(name: str, raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name}={raw!r} is not an integer") from None
+        if value < minimum:
+            raise ConfigError(f"{name}={raw!r} must be at least {minimum}")
+        return value
+    read.__doc__ = f"an integer, at least {minimum}"
+    return read
+
+
+def number(name: str, raw: str) -> float:
     try:
         return float(raw)
     except ValueError:
         raise ConfigError(f"{name}={raw!r} is not a number") from None
 
 
-def _listen_url(env: dict[str, str], database_url: str) -> str:
-    """DATABASE_LISTEN_URL: a direct connection for the worker's LISTEN (PgBouncer's transaction
-    pooling cannot carry it); 'none' to poll only; unset: DATABASE_URL itself."""
-    value = env.get("DATABASE_LISTEN_URL", "").strip()
-    if value.lower() == "none":
-        return ""
-    return value or database_url
-
-
-def _positive_float(env: dict[str, str], name: str, default: float) -> float:
-    value = _float(env, name, default)
+def seconds(name: str, raw: str) -> float:
+    value = number(name, raw)
     if not 0 < value < 86400:
-        raise ConfigError(f"{name}={env.get(name)!r} must be a number of seconds above 0")
+        raise ConfigError(f"{name}={raw!r} must be a number of seconds above 0")
     return value
+
+
+def origins(name: str, raw: str) -> tuple[str, ...]:
+    """Comma-separated origins as a browser sends them in `Origin`: no trailing slash, scheme
+    and host in lower case (`https://App.example.com/` matches `https://app.example.com`)."""
+    return tuple(dict.fromkeys(o.strip().rstrip("/").lower() for o in raw.split(",") if o.strip()))
+
+
+def networks(name: str, raw: str) -> tuple:
+    try:
+        return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in raw.split(",") if part.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a list of addresses or networks") from None
+
+
+def proxies(name: str, raw: str) -> str:
+    try:
+        parse_trusted(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a list of addresses or networks "
+                          "(the proxies in front of the API)") from None
+    return raw.strip()
+
+
+def listen_url(name: str, raw: str) -> str:
+    return "" if raw.strip().lower() == "none" else raw.strip()
+
+
+def mode(name: str, raw: str) -> str:
+    if raw not in MODES:
+        raise ConfigError(f"{name}={raw!r} must be development, test or production")
+    return raw
+
+
+def path(name: str, raw: str) -> Path:
+    return Path(raw)
+
+
+MODES = ("development", "test", "production")
+
+
+# ------------------------------------------------------------------ the declaration
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    """One setting: its variable, its default as the environment writes it, how it is read, one
+    line of doc, and its group in the documents."""
+    name: str
+    default: str
+    doc: str
+    kind: Callable[[str, str], Any]
+    group: str
+    # A default computed at start-up from the settings before it, and how the documents show it.
+    derive: Callable[[dict[str, Any]], str] | None = None
+    shown: str | None = None
+    empty_is_value: bool = False  # VAR= means "none" rather than "the default"
+
+
+def setting(name: str, default: str, doc: str, kind: Callable[[str, str], Any] = text, *,
+            group: str, derive: Callable[[dict[str, Any]], str] | None = None, shown: str | None = None,
+            empty_is_value: bool = False) -> Any:
+    """A field of Config that the environment variable `name` sets."""
+    declared = Setting(name, default, doc, kind, group, derive, shown, empty_is_value)
+    return dataclasses.field(default=kind(name, default), metadata={"setting": declared})
+
+
+# Variables read outside Config's fields, documented with the rest.
+PROCESS_SETTINGS = (
+    Setting("DEV_ENV_FILE", ".env.development",
+            "development only: the shared secrets file (mode 0600, git-ignored) that `make run`, its processes "
+            "and any `python -m app worker` or `serve` started beside it read; delete it to draw new secrets. It may "
+            "carry any other setting as well (`NAME=value` lines); the environment wins", path, "Mode and secrets",
+            shown="`.env.development` (development only)"),
+    Setting("PROMETHEUS_MULTIPROC_DIR", "",
+            "where the processes of one `serve --workers N` keep their metrics (set by `serve` itself); set it "
+            "only to choose the directory (empty at start)", text, "Operations", shown="(set by `serve --workers N`)"),
+)
+
+DB, HTTP, HOLDERS, PARTNERS, EMISSIONS, WORKER, OPS = (
+    "Database", "HTTP", "Holders (post-sales)", "Partners (gateway and webhooks)", "Emissions and providers",
+    "Worker", "Operations")
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    env: str = "development"
-    database_url: str = "postgresql://insurance_app@127.0.0.1:5432/insurance"
-    admin_database_url: str = "postgresql://postgres@127.0.0.1:5432/insurance"
-    db_pool_min: int = 2
+    env: str = setting(
+        "APP_ENV", "development",
+        "`production`, `development` or `test`; `serve` and `worker` refuse to start without it. `production` "
+        "refuses a secret that is missing, shorter than 32 bytes or equal to another, and names every one in one "
+        "message; `development` reads the secrets the environment does not set from `DEV_ENV_FILE`; `test` "
+        "generates ephemeral ones per process", mode, group="Mode and secrets")
+    database_url: str = setting(
+        "DATABASE_URL", "postgresql://insurance_app@127.0.0.1:5432/insurance", "the app's login", group=DB)
+    admin_database_url: str = setting(
+        "ADMIN_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/insurance",
+        "migrations and the command line", group=DB)
+    db_pool_min: int = setting("DB_POOL_MIN", "2", "asyncpg pool size per process, at least", integer(1), group=DB)
     # About twice the database's cores: more connections than that only queue on its CPUs, and
-    # the queue shows in the tail (bench-gateway, 10 documents per call on this 2-core machine:
-    # p99 51-78 ms with 10, 21-31 ms with 4, the same req/s). Callers wait at app/db.py's gate.
-    db_pool_max: int = 4
-    db_statement_cache_size: int = 256
-    database_listen_url: str = ""  # the worker's LISTEN connection; "" = polling only
-    db_acquire_timeout: float = 3.0
-    host: str = "127.0.0.1"
-    port: int = 8000
-    forwarded_allow_ips: str = "127.0.0.1"
+    # the queue shows in the tail (docs/benchmarks.md). Callers wait at app/db.py's gate.
+    db_pool_max: int = setting(
+        "DB_POOL_MAX", "4",
+        "asyncpg pool size per process, at most; callers wait first come, first served. Size the sum over the "
+        "processes to about twice the database's cores: more connections only queue on its CPUs, and the queue "
+        "shows in the tail (docs/benchmarks.md)", integer(1), group=DB)
+    db_statement_cache_size: int = setting(
+        "DB_STATEMENT_CACHE_SIZE", "256",
+        "asyncpg's prepared-statement cache per connection; `0` through PgBouncer in transaction pooling mode "
+        "(1.18 keeps no prepared statements across transactions)", integer(0), group=DB)
+    database_listen_url: str = setting(
+        "DATABASE_LISTEN_URL", "",
+        "the worker's LISTEN connection: a direct one (not through PgBouncer, which would drop the "
+        "notifications); `none`: the worker polls every `WORKER_POLL_INTERVAL`", listen_url, group=DB,
+        derive=lambda v: v["database_url"], shown="`DATABASE_URL`")
+    db_acquire_timeout: float = setting(
+        "DB_ACQUIRE_TIMEOUT", "3", "seconds a request waits for a pooled connection before 503 `DATABASE_BUSY`",
+        number, group=DB)
+    sqitch_plan: Path = setting("SQITCH_PLAN", str(ROOT / "sqitch.plan"),
+                                "the sqitch plan `/readyz` compares the database with", path, group=DB,
+                                shown="`sqitch.plan` of the checkout")
+    host: str = setting("HOST", "127.0.0.1", "where the API listens", group=HTTP)
+    port: int = setting("PORT", "8000", "the API's port", integer(1), group=HTTP)
+    public_base_url: str = setting(
+        "PUBLIC_BASE_URL", "http://127.0.0.1:8000",
+        "where clients and the worker reach the API (outbox rows addressed by path; the OpenAPI documents' "
+        "`servers`)", url, group=HTTP, derive=lambda v: f"http://{v['host']}:{v['port']}", shown="`http://HOST:PORT`")
+    forwarded_allow_ips: str = setting(
+        "FORWARDED_ALLOW_IPS", "127.0.0.1",
+        "comma-separated proxy addresses or networks whose `X-Forwarded-For` names the client (the rightmost "
+        "entry that is not a proxy; production refuses `*`); every per-IP limit and `/metrics` key on that client "
+        "(docs/security.md)", proxies, group=HTTP)
+    headers_timeout: float = setting(
+        "HEADERS_TIMEOUT", "10",
+        "seconds for a request's head to arrive (request line at most 8 KiB: 414; headers at most 16 KiB: 431)",
+        seconds, group=HTTP)
+    max_body_bytes: int = setting(
+        "MAX_BODY_BYTES", "1048576",
+        "the largest request body of an authenticated route (413 `PAYLOAD_TOO_LARGE`); anonymous routes (OTP, "
+        "dashboard login) take at most 16 KiB", integer(1024), group=HTTP)
+    trpc_max_batch: int = setting("TRPC_MAX_BATCH", "10", "calls per tRPC request (more: one 400 for the whole "
+                                  "request)", integer(1), group=HTTP)
+    log_level: str = setting(
+        "LOG_LEVEL", "info",
+        "one JSON object per line on stdout, the servers' own lines included; an exception is logged with its "
+        "type, message and stack, never with frame locals, tokens, claims or bodies", lower, group=HTTP)
+    metrics_allowed_ips: tuple = setting(
+        "METRICS_ALLOWED_IPS", "127.0.0.1,::1",
+        "addresses or networks (CIDR) that `GET /metrics` and the internal API reference answer; anyone else "
+        "gets 403 (outside development)", networks, group=HTTP)
+    postsales_jwt_expiration: int = setting("POSTSALES_JWT_EXPIRATION", "1h",
+                                            "holder token lifetime (`15m`, `1h`, `24h`, `7d`)",
+                                            parse_duration, group=HOLDERS)
+    postsales_otp_ttl: int = setting("POSTSALES_OTP_TTL", "10m", "validity of an e-mailed code", parse_duration,
+                                     group=HOLDERS)
+    postsales_otp_max_attempts: int = setting("POSTSALES_OTP_MAX_ATTEMPTS", "5", "failed verifications per code",
+                                              integer(1), group=HOLDERS)
+    postsales_otp_ip_per_hour: int = setting(
+        "POSTSALES_OTP_IP_PER_HOUR", "20", "OTP requests per client IP and hour (`0`: off), counted in PostgreSQL",
+        integer(0), group=HOLDERS)
+    postsales_verify_ip_per_hour: int = setting(
+        "POSTSALES_VERIFY_IP_PER_HOUR", "50",
+        "failed OTP verifications per client IP and hour (`0`: off); reserved before the compare, refunded on "
+        "success", integer(0), group=HOLDERS)
+    postsales_allowed_origins: tuple[str, ...] = setting(
+        "POSTSALES_ALLOWED_ORIGINS", "",
+        "comma-separated CORS origins of the holder web app, compared as a browser sends `Origin`; set it empty "
+        "to allow none. A refused origin is logged once per process (`cors_origin_refused`)", origins,
+        group=HOLDERS, empty_is_value=True,
+        derive=lambda v: DEVELOPMENT_HOLDER_ORIGINS if v["env"] == "development" else "",
+        shown=f"development: `{DEVELOPMENT_HOLDER_ORIGINS}`; test and production: none")
+    smtp_url: str = setting(
+        "SMTP_URL", "smtp://127.0.0.1:1025", "where OTP mail goes; by default the sandbox's mail catcher",
+        group=HOLDERS, derive=lambda v: f"smtp://127.0.0.1:{v['sandbox_smtp_port'] or 1025}",
+        shown="`smtp://127.0.0.1:SANDBOX_SMTP_PORT`")
+    mail_from: str = setting("MAIL_FROM", "Insurance <no-reply@insurance.invalid>", "sender of OTP mail",
+                             group=HOLDERS)
+    gateway_jwt_expiration: int = setting("GATEWAY_JWT_EXPIRATION", "1h", "gateway token lifetime",
+                                          parse_duration, group=PARTNERS)
+    rate_limit_per_minute: int = setting("RATE_LIMIT_PER_MINUTE", "0",
+                                         "gateway requests per channel and minute (`0`: off)", integer(0),
+                                         group=PARTNERS)
+    webhook_timeout: float = setting("WEBHOOK_TIMEOUT", "10", "seconds, the total deadline of one webhook delivery",
+                                     seconds, group=PARTNERS)
+    webhook_retry_base_seconds: int = setting("WEBHOOK_RETRY_BASE_SECONDS", "10",
+                                              "backoff of a failed webhook delivery: first delay", integer(1),
+                                              group=PARTNERS)
+    webhook_retry_cap_seconds: int = setting("WEBHOOK_RETRY_CAP_SECONDS", "3600",
+                                             "backoff of a failed webhook delivery: longest delay", integer(1),
+                                             group=PARTNERS)
+    webhook_secret_overlap: int = setting("WEBHOOK_SECRET_OVERLAP", "24h",
+                                          "both signatures this long after a partner's secret is rotated",
+                                          parse_duration, group=PARTNERS)
+    webhook_endpoint_concurrency: int = setting("WEBHOOK_ENDPOINT_CONCURRENCY", "4",
+                                                "webhook deliveries in flight per endpoint and worker", integer(1),
+                                                group=PARTNERS)
+    chat_webhook_url: str = setting("CHAT_WEBHOOK_URL", "", "Slack-compatible webhook for failure notices",
+                                    group=EMISSIONS)
+    integration_max_attempts: int = setting("INTEGRATION_MAX_ATTEMPTS", "8",
+                                            "attempts before an emission is ABANDONED", integer(1), group=EMISSIONS)
+    integration_retry_base_seconds: int = setting(
+        "INTEGRATION_RETRY_BASE_SECONDS", "60", "exponential backoff with jitter: first delay", integer(1),
+        group=EMISSIONS)
+    integration_retry_cap_seconds: int = setting(
+        "INTEGRATION_RETRY_CAP_SECONDS", "21600",
+        "exponential backoff: longest delay; a provider's `Retry-After` is clamped to [0, cap]", integer(1),
+        group=EMISSIONS)
+    integration_provider_concurrency: int = setting("INTEGRATION_PROVIDER_CONCURRENCY", "16",
+                                                    "provider calls in flight per API process", integer(1),
+                                                    group=EMISSIONS)
+    http_connect_timeout: float = setting("HTTP_CONNECT_TIMEOUT", "5", "seconds to connect, every outbound call",
+                                          number, group=EMISSIONS)
+    http_read_timeout: float = setting("HTTP_READ_TIMEOUT", "15", "seconds per read, every outbound call",
+                                       number, group=EMISSIONS)
+    http_total_timeout: float = setting(
+        "HTTP_TOTAL_TIMEOUT", "30",
+        "seconds for a whole provider call, from the key's claim: waiting for a slot, token refreshes and the "
+        "answer; the key's lease is this plus 60 s", seconds, group=EMISSIONS)
+    sandbox_port: int = setting("SANDBOX_PORT", "8100", "where `python -m app sandbox` (and `make run`'s sandbox) "
+                                "listens", integer(1), group=EMISSIONS)
+    sandbox_smtp_port: int = setting("SANDBOX_SMTP_PORT", "1025",
+                                     "the sandbox's mail catcher (SMTP); `0`: none. `SMTP_URL`'s default follows it",
+                                     integer(0), group=EMISSIONS)
+    worker_concurrency: int = setting("WORKER_CONCURRENCY", "64", "outbox rows in flight per worker", integer(1),
+                                      group=WORKER)
+    worker_dispatch_batch: int = setting("WORKER_DISPATCH_BATCH", "25",
+                                         "emission deliveries per request to the API", integer(1), group=WORKER)
+    worker_poll_interval: float = setting("WORKER_POLL_INTERVAL", "1",
+                                          "seconds between polls without a notification", number, group=WORKER)
+    worker_lease_seconds: int = setting("WORKER_LEASE_SECONDS", "60", "lease of a claimed outbox row, in seconds",
+                                        integer(1), group=WORKER)
+    worker_metrics_port: int = setting(
+        "WORKER_METRICS_PORT", "0",
+        "the worker's own `/metrics` port (also `worker --metrics-port`), on 127.0.0.1 unless `--metrics-host`; "
+        "`0`: none", integer(0), group=WORKER)
+    outbox_max_attempts: int = setting(
+        "OUTBOX_MAX_ATTEMPTS", "20",
+        "failed deliveries after which an outbox row is dead (kept, never delivered until `outbox retry`)",
+        integer(1), group=WORKER)
+    outbox_retention: int = setting(
+        "OUTBOX_RETENTION", "7d",
+        "how long delivered outbox rows are kept; applied by `python -m app migrate` as the database setting "
+        "`insurance.outbox_retention`, read by the retention job", parse_duration, group=WORKER)
+    dashboard_session_ttl: int = setting("DASHBOARD_SESSION_TTL", "12h",
+                                         "lifetime of a dashboard session (cookie and row)", parse_duration, group=OPS)
+    dashboard_login_concurrency: int = setting(
+        "DASHBOARD_LOGIN_CONCURRENCY", "2",
+        "argon2 verifications at once per API process (7 MiB each); more logins wait their turn", integer(1),
+        group=OPS)
+    dashboard_allowed_origins: tuple[str, ...] = setting(
+        "DASHBOARD_ALLOWED_ORIGINS", "",
+        "comma-separated origins, besides `PUBLIC_BASE_URL`'s, whose pages may log in and call tRPC mutations",
+        origins, group=OPS)
+    # Not settings: what start-up makes of them.
     # FORWARDED_ALLOW_IPS parsed (app/addresses.py): the proxies whose X-Forwarded-For is read;
     # None means every peer (`*`, refused in production).
     trusted_proxies: tuple | None = (ipaddress.ip_network("127.0.0.1/32"),)
-    headers_timeout: float = 10.0  # a request's head must be complete within it (app/server.py)
-    trpc_max_batch: int = 10
-    public_base_url: str = "http://127.0.0.1:8000"
     # The OpenAPI documents' `servers`: PUBLIC_BASE_URL when it is set, else relative to where
     # the document was fetched (the default address above may not be the one clients reach).
     openapi_server: str = "/"
-    sqitch_plan: Path = ROOT / "sqitch.plan"
     secrets: dict[str, str] = dataclasses.field(default_factory=dict)
     generated_secrets: tuple[str, ...] = ()
-    postsales_jwt_expiration: int = 3600
-    postsales_otp_ttl: int = 600
-    postsales_otp_max_attempts: int = 5
-    postsales_otp_ip_per_hour: int = 20
-    postsales_verify_ip_per_hour: int = 50
-    postsales_allowed_origins: tuple[str, ...] = ()
-    gateway_jwt_expiration: int = 3600
-    smtp_url: str = "smtp://127.0.0.1:1025"
-    mail_from: str = "Insurance <no-reply@insurance.invalid>"
-    rate_limit_per_minute: int = 0
-    chat_webhook_url: str = ""
-    integration_max_attempts: int = 8
-    integration_retry_base_seconds: int = 60
-    integration_retry_cap_seconds: int = 6 * 3600
-    integration_provider_concurrency: int = 16
-    worker_concurrency: int = 64
-    worker_dispatch_batch: int = 25
-    worker_poll_interval: float = 1.0
-    worker_lease_seconds: int = 60
-    http_connect_timeout: float = 5.0
-    http_read_timeout: float = 15.0
-    http_total_timeout: float = 30.0
-    outbox_max_attempts: int = 20
-    sandbox_port: int = 8100
-    log_level: str = "info"
-    dashboard_session_ttl: int = 12 * 3600
-    dashboard_login_concurrency: int = 2
-    outbox_retention: int = 7 * 86400
-    dashboard_allowed_origins: tuple[str, ...] = ()
-    metrics_allowed_ips: tuple = (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128"))
-    worker_metrics_port: int = 0  # 0: the worker serves no /metrics
-    sandbox_smtp_port: int = 1025
-    max_body_bytes: int = 1024 * 1024  # authenticated routes; anonymous ones: app.validation
-    webhook_timeout: float = 10.0              # total deadline of one webhook delivery
-    webhook_retry_base_seconds: int = 10
-    webhook_retry_cap_seconds: int = 3600
-    webhook_secret_overlap: int = 24 * 3600    # both signatures this long after a rotation
-    webhook_endpoint_concurrency: int = 4      # deliveries in flight per endpoint, per worker
 
     @property
     def webhooks_public_only(self) -> bool:
@@ -246,20 +451,24 @@ class Config:
         return self.secrets[name]
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> "Config":
+    def from_env(cls, environ: dict[str, str] | None = None, *, require_mode: bool = False) -> "Config":
+        """The configuration of this process. `require_mode`: refuse to guess APP_ENV (serve and
+        worker: a server started without it must not run with development's generated secrets
+        and loopback webhooks)."""
         env = dict(os.environ if environ is None else environ)
-        mode = env.get("APP_ENV", "development")
-        if mode not in ("development", "test", "production"):
-            raise ConfigError(f"APP_ENV={mode!r} must be development, test or production")
+        if require_mode and not env.get("APP_ENV"):
+            raise ConfigError("APP_ENV is not set: serve and worker run only in an explicit mode (APP_ENV=production "
+                              "in a deployment; make run sets APP_ENV=development)")
+        env_mode = mode("APP_ENV", env.get("APP_ENV") or "development")
         found: dict[str, str] = {}
         generated: list[str] = []
-        if mode == "production":
-            problems = missing_secrets(env)
+        if env_mode == "production":
+            problems = secret_problems(env)
             if problems:
                 raise ConfigError("production refuses to start: " + "; ".join(problems)
                                   + " (see .env.example)")
         file_secrets: dict[str, str] = {}
-        if mode == "development":
+        if env_mode == "development":
             dev_file = Path(env.get("DEV_ENV_FILE") or DEV_ENV_FILE)
             if not all(env.get(name) for name in SECRET_NAMES):
                 file_secrets = development_secrets(dev_file)
@@ -275,86 +484,28 @@ class Config:
                 value = secrets.token_urlsafe(48)  # test mode: ephemeral, tokens die with the process
                 generated.append(name)
             found[name] = value
-        port = _int(env, "PORT", 8000, 1)
-        host = env.get("HOST", "127.0.0.1")
-        origins = _origins(env.get("POSTSALES_ALLOWED_ORIGINS",
-                                   DEVELOPMENT_HOLDER_ORIGINS if mode == "development" else ""))
-        metrics_ips = env.get("METRICS_ALLOWED_IPS", "127.0.0.1,::1")
-        try:
-            metrics_networks = tuple(ipaddress.ip_network(part.strip(), strict=False)
-                                     for part in metrics_ips.split(",") if part.strip())
-        except ValueError:
-            raise ConfigError(f"METRICS_ALLOWED_IPS={metrics_ips!r} is not a list of addresses or networks") from None
-        forwarded = env.get("FORWARDED_ALLOW_IPS", cls.forwarded_allow_ips).strip()
-        try:
-            trusted_proxies = parse_trusted(forwarded)
-        except ValueError:
-            raise ConfigError(f"FORWARDED_ALLOW_IPS={forwarded!r} is not a list of addresses or networks "
-                              "(the proxies in front of the API)") from None
-        if trusted_proxies is None and mode == "production":
+        values: dict[str, Any] = {"env": env_mode}
+        declared_fields = [(f.name, f.metadata["setting"]) for f in dataclasses.fields(cls) if "setting" in f.metadata]
+        # Derived defaults last: they read the settings they derive from.
+        for name, declared in sorted(declared_fields, key=lambda pair: pair[1].derive is not None):
+            if name in values:
+                continue
+            raw = env.get(declared.name)
+            if raw is None or (raw == "" and not declared.empty_is_value):
+                raw = declared.derive(values) if declared.derive else declared.default
+            values[name] = declared.kind(declared.name, raw)
+        trusted_proxies = parse_trusted(values["forwarded_allow_ips"])
+        if trusted_proxies is None and env_mode == "production":
             raise ConfigError("FORWARDED_ALLOW_IPS='*' trusts any client to name its own address (every per-IP "
                               "limit then keys on what the client writes): name the proxies in front of the "
                               "API, e.g. FORWARDED_ALLOW_IPS=10.0.0.5,10.0.1.0/24")
-        return cls(
-            env=mode,
-            database_url=env.get("DATABASE_URL", cls.database_url),
-            admin_database_url=env.get("ADMIN_DATABASE_URL", cls.admin_database_url),
-            db_pool_min=_int(env, "DB_POOL_MIN", cls.db_pool_min, 1),
-            db_pool_max=_int(env, "DB_POOL_MAX", cls.db_pool_max, 1),
-            db_statement_cache_size=_int(env, "DB_STATEMENT_CACHE_SIZE", cls.db_statement_cache_size),
-            database_listen_url=_listen_url(env, env.get("DATABASE_URL", cls.database_url)),
-            db_acquire_timeout=_float(env, "DB_ACQUIRE_TIMEOUT", cls.db_acquire_timeout),
-            host=host,
-            port=port,
-            forwarded_allow_ips=forwarded,
-            trusted_proxies=trusted_proxies,
-            headers_timeout=_positive_float(env, "HEADERS_TIMEOUT", cls.headers_timeout),
-            trpc_max_batch=_int(env, "TRPC_MAX_BATCH", cls.trpc_max_batch, 1),
-            public_base_url=env.get("PUBLIC_BASE_URL", f"http://{host}:{port}").rstrip("/"),
-            openapi_server=env.get("PUBLIC_BASE_URL", "").rstrip("/") or "/",
-            sqitch_plan=Path(env.get("SQITCH_PLAN", str(cls.sqitch_plan))),
-            secrets=found,
-            generated_secrets=tuple(generated),
-            postsales_jwt_expiration=parse_duration(
-                "POSTSALES_JWT_EXPIRATION", env.get("POSTSALES_JWT_EXPIRATION", "1h")),
-            postsales_otp_ttl=parse_duration("POSTSALES_OTP_TTL", env.get("POSTSALES_OTP_TTL", "10m")),
-            postsales_otp_max_attempts=_int(env, "POSTSALES_OTP_MAX_ATTEMPTS", 5, 1),
-            postsales_otp_ip_per_hour=_int(env, "POSTSALES_OTP_IP_PER_HOUR", 20),
-            postsales_verify_ip_per_hour=_int(env, "POSTSALES_VERIFY_IP_PER_HOUR", 50),
-            postsales_allowed_origins=origins,
-            gateway_jwt_expiration=parse_duration(
-                "GATEWAY_JWT_EXPIRATION", env.get("GATEWAY_JWT_EXPIRATION", "1h")),
-            smtp_url=env.get("SMTP_URL", cls.smtp_url),
-            mail_from=env.get("MAIL_FROM", cls.mail_from),
-            rate_limit_per_minute=_int(env, "RATE_LIMIT_PER_MINUTE", 0),
-            chat_webhook_url=env.get("CHAT_WEBHOOK_URL", ""),
-            integration_max_attempts=_int(env, "INTEGRATION_MAX_ATTEMPTS", 8, 1),
-            integration_retry_base_seconds=_int(env, "INTEGRATION_RETRY_BASE_SECONDS", 60, 1),
-            integration_retry_cap_seconds=_int(env, "INTEGRATION_RETRY_CAP_SECONDS", 6 * 3600, 1),
-            integration_provider_concurrency=_int(env, "INTEGRATION_PROVIDER_CONCURRENCY", 16, 1),
-            worker_concurrency=_int(env, "WORKER_CONCURRENCY", 64, 1),
-            worker_dispatch_batch=_int(env, "WORKER_DISPATCH_BATCH", 25, 1),
-            worker_poll_interval=_float(env, "WORKER_POLL_INTERVAL", 1.0),
-            worker_lease_seconds=_int(env, "WORKER_LEASE_SECONDS", 60, 1),
-            http_connect_timeout=_float(env, "HTTP_CONNECT_TIMEOUT", 5.0),
-            http_read_timeout=_float(env, "HTTP_READ_TIMEOUT", 15.0),
-            http_total_timeout=_positive_float(env, "HTTP_TOTAL_TIMEOUT", 30.0),
-            outbox_max_attempts=_int(env, "OUTBOX_MAX_ATTEMPTS", 20, 1),
-            sandbox_port=_int(env, "SANDBOX_PORT", 8100, 1),
-            log_level=env.get("LOG_LEVEL", "info").lower(),
-            dashboard_session_ttl=parse_duration(
-                "DASHBOARD_SESSION_TTL", env.get("DASHBOARD_SESSION_TTL", "12h")),
-            dashboard_login_concurrency=_int(env, "DASHBOARD_LOGIN_CONCURRENCY", 2, 1),
-            outbox_retention=parse_duration("OUTBOX_RETENTION", env.get("OUTBOX_RETENTION", "7d")),
-            dashboard_allowed_origins=_origins(env.get("DASHBOARD_ALLOWED_ORIGINS", "")),
-            metrics_allowed_ips=metrics_networks,
-            worker_metrics_port=_int(env, "WORKER_METRICS_PORT", 0),
-            sandbox_smtp_port=_int(env, "SANDBOX_SMTP_PORT", 1025, 0),
-            max_body_bytes=_int(env, "MAX_BODY_BYTES", cls.max_body_bytes, 1024),
-            webhook_timeout=_positive_float(env, "WEBHOOK_TIMEOUT", 10.0),
-            webhook_retry_base_seconds=_int(env, "WEBHOOK_RETRY_BASE_SECONDS", 10, 1),
-            webhook_retry_cap_seconds=_int(env, "WEBHOOK_RETRY_CAP_SECONDS", 3600, 1),
-            webhook_secret_overlap=parse_duration(
-                "WEBHOOK_SECRET_OVERLAP", env.get("WEBHOOK_SECRET_OVERLAP", "24h")),
-            webhook_endpoint_concurrency=_int(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 4, 1),
-        )
+        return cls(**values, trusted_proxies=trusted_proxies,
+                   openapi_server=url("PUBLIC_BASE_URL", env.get("PUBLIC_BASE_URL", "")) or "/",
+                   secrets=found, generated_secrets=tuple(generated))
+
+
+def settings() -> list[Setting]:
+    """Every setting in the order of the documents: the mode, the secrets, then Config's fields."""
+    fields = [f.metadata["setting"] for f in dataclasses.fields(Config) if "setting" in f.metadata]
+    secret_settings = [Setting(name, "", doc, text, "Mode and secrets") for name, doc in SECRETS.items()]
+    return [fields[0], PROCESS_SETTINGS[0], *secret_settings, *fields[1:], *PROCESS_SETTINGS[1:]]

@@ -3,6 +3,7 @@ GET /metrics (Prometheus)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import falcon
 import orjson
@@ -24,6 +25,15 @@ def planned_changes(plan: Path) -> list[str]:
         if line and not line.startswith(("%", "#", "@")):
             names.append(line.split()[0])
     return names
+
+
+def from_operators(addresses: ClientAddresses, networks) -> Callable[[falcon.Request], bool]:
+    """Whether a request's client (behind a trusted proxy: the client, not the proxy) lies in
+    METRICS_ALLOWED_IPS: who may read /metrics and the internal API reference."""
+    def allowed(req: falcon.Request) -> bool:
+        client = addresses.of(req)
+        return address_allowed(str(client) if client else None, networks)
+    return allowed
 
 
 class Health:
@@ -60,13 +70,11 @@ class Metrics:
 
     def __init__(self, db: Database, networks, request_metrics=None, addresses: ClientAddresses | None = None) -> None:
         self.db = db
-        self.networks = networks
         self.request_metrics = request_metrics  # flushed first: this process's figures are current
-        self.addresses = addresses or ClientAddresses(())
+        self.allowed = from_operators(addresses or ClientAddresses(()), networks)
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        client = self.addresses.of(req)  # behind a trusted proxy: the client, not the proxy
-        if not address_allowed(str(client) if client else None, self.networks):
+        if not self.allowed(req):
             raise ApiError(403, "FORBIDDEN", "metrics are served only to METRICS_ALLOWED_IPS")
         try:
             data = orjson.loads(await self.db.call(SERVICE, None, "insurance.read_metrics"))

@@ -41,18 +41,32 @@ def exception_processors() -> list:
 
 
 def configure(level: str = "info") -> None:
+    """JSON lines on stdout for our own events and for every library's `logging` records
+    (uvicorn, httpx, asyncpg), with one timestamp format. httpx logs every request at INFO:
+    that is the worker's and the orchestrator's own events again, so it speaks from WARNING."""
     numeric = logging.getLevelName(level.upper())
     if not isinstance(numeric, int):
         numeric = logging.INFO
-    logging.basicConfig(stream=sys.stdout, level=numeric, format="%(message)s")
+    shared = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *exception_processors(),
+                    structlog.processors.JSONRenderer()]))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(numeric)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # uvicorn's own handlers, if any: ours instead
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            *exception_processors(),
-            structlog.processors.JSONRenderer(),
-        ],
+        processors=[*shared, *exception_processors(), structlog.processors.JSONRenderer()],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
         cache_logger_on_first_use=True,

@@ -41,7 +41,7 @@ class AccessLog:
         self.stream.write(
             f'{{"event":"request","level":"info","requestId":"{request_id}","surface":"{surface}",'
             f'"route":"{route}","method":"{method}","status":{status},"ms":{seconds * 1000:.2f},'
-            f'"timestamp":"{self._stamp}.{int((now - second) * 1e6):06d}+00:00"}}\n'.encode())
+            f'"timestamp":"{self._stamp}.{int((now - second) * 1e6):06d}Z"}}\n'.encode())  # as structlog's
         if not self._flush_due:
             self._flush_due = True
             asyncio.get_running_loop().call_later(self.flush_seconds, self.flush)

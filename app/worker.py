@@ -438,7 +438,7 @@ def worker(args) -> int:
     from app.cli import config_or_exit
     from app.logging import configure
 
-    config = config_or_exit()
+    config = config_or_exit(require_mode=True)
     configure(config.log_level)
     if not config.development and "SERVICE_ROLE_SECRET" in config.generated_secrets:
         # A secret of its own would make the API refuse every delivery of this worker.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The npm tools of the partner-client test (tests/test_openapi_clients.py): openapi-typescript,
-# openapi-fetch and typescript 5.9 (TypeScript 7 crashes openapi-typescript; DESIGN.md §5), at
+# openapi-fetch and typescript 5.9 (TypeScript 7 crashed openapi-typescript here), at
 # the versions of tests/clients/package-lock.json, into tests/clients/node_modules (gitignored).
 # Run by scripts/test.sh; a second run changes nothing unless the lock file changed.
 set -euo pipefail

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# make run is the development stack: say so (serve and worker refuse to guess the mode).
+export APP_ENV=${APP_ENV:-development}
 export PORT=${PORT:-8000}
 export SANDBOX_PORT=${SANDBOX_PORT:-8100}
 DB=$(.venv/bin/python -c "from app.config import Config; from urllib.parse import urlsplit; print(urlsplit(Config.from_env().admin_database_url).path.lstrip('/'))")
@@ -30,7 +32,7 @@ config = Config.from_env()
 for name in SECRET_NAMES:
     if not os.environ.get(name):
         print(f"export {name}={shlex.quote(config.secret(name))}")')"
-if [ "${APP_ENV:-development}" = development ]; then
+if [ "$APP_ENV" = development ]; then
   echo "[run] development secrets in ${DEV_ENV_FILE:-.env.development}"
 fi
 

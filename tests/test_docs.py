@@ -28,3 +28,19 @@ def test_every_relative_link_of_the_docs_leads_to_a_file_and_a_heading():
                 headings = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
                             for h in re.findall(r"^#+ (.*)$", file.read_text(), re.M)}
                 assert anchor[1:] in headings, f"{page.name} links {path}{anchor}: no such heading"
+
+
+def test_the_docs_point_only_inside_the_repository():
+    """Issue 30: README linked ../shared/... and docs/ cited "DESIGN.md §5", which a reader of the
+    repository does not have. Every path a page names (a link or a `code` path) stays inside."""
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+    if (ROOT / "CHANGELOG.md").exists():
+        pages.append(ROOT / "CHANGELOG.md")
+    for page in pages:
+        text = page.read_text()
+        assert not re.search(r"\b(DESIGN|STYLE)\.md\b", text), f"{page.name} cites a document outside the repository"
+        for path in re.findall(r"\]\(([^)#\s]+)", text) + re.findall(r"`(\.\./[^`\s]+)`", text):
+            if re.match(r"^[a-z]+:", path):
+                continue  # a URL, not a path
+            resolved = (page.parent / path).resolve()
+            assert resolved.is_relative_to(ROOT), f"{page.name} points outside the repository: {path}"

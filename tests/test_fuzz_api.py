@@ -1,4 +1,4 @@
-"""Fuzz the whole API with schemathesis against a live uvicorn (DESIGN.md §5: not the ASGI
+"""Fuzz the whole API with schemathesis against a live uvicorn (not the ASGI
 transport, and one worker), every surface with real credentials.
 
 Every operation of the served OpenAPI document (/openapi.json) is run, so a route another

@@ -2,6 +2,7 @@
 stack, never with the frames' locals (the token, its claims, the request body)."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -48,3 +49,42 @@ def test_messages_are_scrubbed_of_tokens_and_query_arguments():
     assert scrub("invalid input for query argument $2: '{\"email\": \"a@b.co\"}' (x)") == \
         "invalid input for query argument $2: <redacted>"
     assert len(scrub("x" * 10_000)) < 600
+
+
+def test_the_api_the_worker_and_the_sandbox_log_one_json_format(tmp_path):
+    """Issue 30: under make run, uvicorn's and httpx's plain lines sat between JSON lines with
+    another timestamp format. Every line of every process is now one JSON object, its
+    `timestamp` in one format, uvicorn's own lines included."""
+    port, sandbox_port = free_port(), free_port()
+    env = child_environ(PORT=str(port), LOG_LEVEL="info")
+    logs = {name: tmp_path / f"{name}.log" for name in ("api", "worker", "sandbox")}
+    commands = {"api": ["serve", "--port", str(port)], "worker": ["worker"],
+                "sandbox": ["sandbox", "--port", str(sandbox_port)]}
+    procs = []
+    try:
+        for name, args in commands.items():
+            with logs[name].open("wb") as out:
+                procs.append(subprocess.Popen([sys.executable, "-m", "app", *args], env=env, cwd=ROOT,
+                                              stdout=out, stderr=subprocess.STDOUT))
+        wait_http(f"http://127.0.0.1:{port}/healthz", process=procs[0])
+        wait_http(f"http://127.0.0.1:{sandbox_port}/_sandbox/health", process=procs[2])
+        httpx.get(f"http://127.0.0.1:{port}/api/gateway/v1/risk-items")  # an access line and a 400
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+    stamp = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
+    loggers = set()
+    for name, path in logs.items():
+        lines = [line for line in path.read_text().splitlines() if line.strip()]
+        assert lines, f"{name} logged nothing"
+        for line in lines:
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                raise AssertionError(f"{name} logged a line that is not JSON: {line!r}") from None
+            assert stamp.match(record.get("timestamp", "")), f"{name}: {line!r}"
+            assert record.get("event") and record.get("level"), f"{name}: {line!r}"
+            loggers.add(record.get("logger"))
+    assert "uvicorn.error" in loggers, "uvicorn's own lines go through the same logger"

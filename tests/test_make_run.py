@@ -62,7 +62,7 @@ def test_a_second_worker_beside_make_run_delivers_with_the_shared_secret(tmp_pat
             time.sleep(0.1)
         assert paused, "make run started no worker"
         os.kill(paused, signal.SIGSTOP)
-        with running(["worker"], env):
+        with running(["worker"], {**env, "APP_ENV": "development"}):  # a server never guesses its mode
             package = make_package(sales="PROVIDER_A")
             with admin.transaction():
                 item = admin.execute(

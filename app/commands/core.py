@@ -45,7 +45,7 @@ def serve(args) -> int:
     import uvicorn
 
     from app.logging import configure
-    config = config_or_exit()
+    config = config_or_exit(require_mode=True)
     configure(config.log_level)
     # Secrets are settled once, here: each of the --workers processes imports app.asgi and
     # reads them from the environment, so a token or OTP issued by one is valid on the others.
@@ -63,7 +63,8 @@ def serve(args) -> int:
         # reads X-Forwarded-For from FORWARDED_ALLOW_IPS alone, by one rule for every limit.
         uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
                     workers=args.workers, loop="uvloop", http="app.server:BoundedHttpToolsProtocol",
-                    access_log=False, log_level=config.log_level, proxy_headers=False)
+                    access_log=False, log_level=config.log_level, proxy_headers=False,
+                    log_config=None)  # uvicorn's records go through app/logging.py's JSON handler
     finally:
         if metrics_dir:
             shutil.rmtree(metrics_dir, ignore_errors=True)

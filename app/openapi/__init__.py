@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import copy
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
 
 import falcon
 import orjson
+
+from app.errors import ApiError
 
 HERE = Path(__file__).resolve().parent
 AUDIENCES = ("partner", "holder", "internal")
@@ -255,10 +257,14 @@ def for_audience(document: dict, audience: str) -> dict:
 class OpenApi:
     """GET /openapi.json and /openapi/{audience}.json: built once, on the first request."""
 
-    def __init__(self, branches: Branches, public_base_url: str | None = None) -> None:
+    def __init__(self, branches: Branches, public_base_url: str | None = None,
+                 internal_allowed: Callable[[falcon.Request], bool] | None = None) -> None:
         self.branches = branches
         self.servers = [{"url": public_base_url or "/"}]
         self.bodies: dict[str | None, bytes] = {}
+        # The documents that describe internal routes (the whole one, and `internal`): to whom
+        # they may be shown; None: to everyone (development).
+        self.internal_allowed = internal_allowed
 
     def body(self, audience: str | None) -> bytes:
         if audience not in self.bodies:
@@ -272,6 +278,9 @@ class OpenApi:
     async def on_get(self, req: falcon.Request, resp: falcon.Response, audience: str | None = None) -> None:
         if audience is not None and audience not in AUDIENCES:
             raise falcon.HTTPNotFound()
+        if audience in (None, "internal") and self.internal_allowed and not self.internal_allowed(req):
+            raise ApiError(403, "FORBIDDEN", "the internal API reference is served only in development or to "
+                                             "METRICS_ALLOWED_IPS; partners read /openapi/partner.json")
         resp.data = self.body(audience)
         resp.content_type = falcon.MEDIA_JSON
 

@@ -1,5 +1,5 @@
 """POST /api/integrations/post-sales: the holder's post-sales emission (the holder web app,
-with the post-sales JWT; DESIGN.md §1).
+with the post-sales JWT; docs/api.md).
 
 Body: the StandardRiskItem of the specification. Its `uid` names the item (the integer `id`
 is an alternative); the item itself is read again from the database as the holder, under the

@@ -11,12 +11,14 @@ from app.cli import actor, add_actor, admin, config_or_exit, fail, print_json
 def serve(args) -> int:
     import uvicorn
 
+    from app.logging import configure
     from app.sandbox.app import create_sandbox
     config = config_or_exit()
+    configure(config.log_level)
     port = args.port or config.sandbox_port
     smtp_port = args.smtp_port if args.smtp_port is not None else config.sandbox_smtp_port
     uvicorn.run(create_sandbox(smtp_port, args.host), host=args.host, port=port, loop="uvloop", http="httptools",
-                access_log=False, log_level="warning", timeout_graceful_shutdown=1)
+                access_log=False, log_level=config.log_level, timeout_graceful_shutdown=1, log_config=None)
     return 0
 
 
