@@ -414,6 +414,11 @@ class Config:
         "OUTBOX_RETENTION", "7d",
         "how long delivered outbox rows are kept; applied by `python -m app migrate` as the database setting "
         "`insurance.outbox_retention`, read by the retention job", parse_duration, group=WORKER)
+    cron_history_retention: int = setting(
+        "CRON_HISTORY_RETENTION", "7d",
+        "how long pg_cron keeps the history (`cron.job_run_details`) of this project's jobs, at least an hour; "
+        "applied by `python -m app migrate`, which registers the hourly job `insurance-cron-history` in the cron "
+        "database", parse_duration, group=WORKER)
     dashboard_session_ttl: int = setting("DASHBOARD_SESSION_TTL", "12h",
                                          "lifetime of a dashboard session (cookie and row)", parse_duration, group=OPS)
     dashboard_login_concurrency: int = setting(

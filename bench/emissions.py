@@ -12,7 +12,7 @@ In the same run, on the same database:
   - pgbench running the pipeline's own SQL transactions, the ceiling: a claim of 25 keys
     (integrations.begin_batch) and the record of their 25 SUCCESS outcomes (record_batch), each
     its own transaction as in the API; emissions/s = 25 x its TPS. The same for one key per
-    transaction (begin_emission + record_emission, /dispatch's path) is printed beside.
+    transaction (a claim of one key, _begin_one, + record_emission) is printed beside.
   - partner webhooks (issue 20): alternating rounds of items without a channel and items of a
     channel with a webhook endpoint (the sandbox's receiver), timed until every emission is
     SUCCESS and, with webhooks, every emission.succeeded is delivered; the cost per emission
@@ -263,7 +263,8 @@ def main() -> int:
                       f"SELECT integrations.begin_batch(({keys.format('')}), 'pgbench', 60);\n"
                       f"SELECT integrations.record_batch(({keys.format(with_outcome)}), {claimed_by});\n"),
             "one": (f"\\set rid random({lo}, {hi})\n\\set ev random(1, 1000000000)\n"
-                    "SELECT integrations.begin_emission(:rid, 'PROVIDER_A', 'E' || :ev, 'pgbench', 60);\n"
+                    "SELECT integrations._begin_one(jsonb_build_object('riskItemId', :rid, 'provider', 'PROVIDER_A', "
+                    "'event', 'E' || :ev), 'pgbench', 60);\n"
                     f"SELECT integrations.record_emission(:rid, 'PROVIDER_A', 'E' || :ev, {success}, {claimed_by});\n"),
         }
         ceiling = {}

@@ -53,9 +53,8 @@ pg_isready -q -h 127.0.0.1 -p 5432 || { log "PostgreSQL does not answer on 127.0
 
 psql_admin() { psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -U postgres "$@"; }
 psql_admin -d "$CRON_DATABASE" -c "CREATE EXTENSION IF NOT EXISTS pg_cron" 2>&1 | grep -v 'already exists' || true
-# cron.job_run_details grows for ever unless pruned: keep a week.
-psql_admin -d "$CRON_DATABASE" -tAc "SELECT cron.schedule('purge-cron-history', '17 3 * * *',
-  \$\$DELETE FROM cron.job_run_details WHERE end_time < now() - interval '7 days'\$\$)" >/dev/null
+# pg_cron's history of this project's jobs is pruned by the migration (insurance_retention_job,
+# CRON_HISTORY_RETENTION): one home, deployed with the jobs it prunes, in every cluster.
 
 # 4. The Python environment: rebuilt only when pyproject.toml changed.
 PYTHON=${PYTHON:-python3}

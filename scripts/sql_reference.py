@@ -1,8 +1,9 @@
 """docs/sql-reference.md, generated from the catalog of a deployed database (never by hand).
 
-Per schema: every function with its signature and result, whether it runs as its owner
-(SECURITY DEFINER) or as its caller, the roles that may EXECUTE it, and its COMMENT ON FUNCTION
-contract; then every table and view with its comment and its columns' comments. Functions and
+Per schema: every function with the deploy file that creates it, its signature and result,
+whether it runs as its owner (SECURITY DEFINER) or as its caller, the roles that may EXECUTE it,
+and its COMMENT ON FUNCTION contract; then every table and view with its file, its comment, its
+columns' comments, and its policies, triggers and indexes, each with the file that creates it. Functions and
 tables that an extension brought (pgTAP, pgcrypto, dblink) are left out.
 
     make sql-reference                        a throwaway database: deploy, write, drop
@@ -26,6 +27,9 @@ import psycopg
 from psycopg.rows import dict_row
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from scripts.sql_files import homes  # run as a script: scripts/ is not a package
+
 OUTPUT = ROOT / "docs" / "sql-reference.md"
 COMMAND = "make sql-reference"
 
@@ -68,6 +72,28 @@ SELECT n.nspname AS schema, c.relname AS name,
  ORDER BY 1, 2
 """
 
+# Per table: its policies, its triggers (not the internal ones of constraints) and the indexes
+# made by CREATE INDEX (those of a PRIMARY KEY or UNIQUE constraint come with the table).
+RULES = """
+SELECT 'policy' AS kind, schemaname || '.' || tablename AS tbl, policyname AS name,
+       CASE permissive WHEN 'PERMISSIVE' THEN '' ELSE 'restrictive ' END || cmd || ' to '
+         || array_to_string(roles, ', ') AS what
+  FROM pg_catalog.pg_policies
+UNION ALL
+SELECT 'trigger', n.nspname || '.' || c.relname, g.tgname,
+       regexp_replace(pg_catalog.pg_get_triggerdef(g.oid), '^CREATE (CONSTRAINT )?TRIGGER \\S+ ', '')
+  FROM pg_catalog.pg_trigger g JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE NOT g.tgisinternal
+UNION ALL
+SELECT 'index', n.nspname || '.' || t.relname, i.relname,
+       regexp_replace(pg_catalog.pg_get_indexdef(x.indexrelid), '^CREATE (UNIQUE )?INDEX \\S+ ON \\S+ ', '\\1')
+  FROM pg_catalog.pg_index x JOIN pg_catalog.pg_class i ON i.oid = x.indexrelid
+  JOIN pg_catalog.pg_class t ON t.oid = x.indrelid JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+ WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_constraint k WHERE k.conindid = x.indexrelid)
+ ORDER BY 1, 2, 3
+"""
+
 SCHEMAS = "SELECT nspname AS name, pg_catalog.obj_description(oid, 'pg_namespace') AS comment FROM pg_catalog.pg_namespace"
 
 
@@ -80,14 +106,21 @@ def generate(conn: psycopg.Connection) -> str:
     functions = conn.execute(FUNCTIONS, ("pg_catalog.pg_proc",)).fetchall()
     tables = conn.execute(TABLES, ("pg_catalog.pg_class",)).fetchall()
     schema_comments = {r["name"]: r["comment"] for r in conn.execute(SCHEMAS)}
+    rules = conn.execute(RULES).fetchall()
+    where = homes()
+
+    def file(*key: str) -> str:
+        paths = where.get(tuple(k.lower() for k in key))
+        return ", ".join(f"`{p}`" for p in paths) if paths else "_(no deploy file of the plan)_"
+
     schemas = sorted({r["schema"] for r in functions} | {r["schema"] for r in tables})
 
     out = [
         "# SQL reference",
         "",
         f"Generated from the catalog of a freshly deployed database by `{COMMAND}`: do not edit",
-        "by hand. Every function's contract is its `COMMENT ON FUNCTION` in the deploy file that",
-        "creates it (CONTRIBUTING, \"SQL\"); \"runs as\" says whether it runs with its owner's",
+        "by hand. \"File\" is the deploy file that creates an object (CONTRIBUTING, \"SQL\", says",
+        "where each kind lives). Every function's contract is its `COMMENT ON FUNCTION` there; \"runs as\" says whether it runs with its owner's",
         "rights (SECURITY DEFINER) or its caller's; \"EXECUTE\" lists the roles granted it besides",
         "its owner. `insurance_app` is the login: it names a function before the statement's role",
         "switch, so an entry point grants EXECUTE to it and to its surface role (app/db.py).",
@@ -101,21 +134,27 @@ def generate(conn: psycopg.Connection) -> str:
         mine = [f for f in functions if f["schema"] == schema]
         if mine:
             out += ["### Functions", "",
-                    "| Function | Returns | Runs as | EXECUTE | Contract |",
-                    "|---|---|---|---|---|"]
+                    "| Function | Returns | Runs as | EXECUTE | File | Contract |",
+                    "|---|---|---|---|---|---|"]
             for f in mine:
                 runs_as = f"owner ({f['owner']}), SECURITY DEFINER" if f["definer"] else "caller"
                 contract = cell(f["comment"]) or "_(no contract: COMMENT ON FUNCTION is missing)_"
                 out.append(f"| `{f['schema']}.{f['name']}({cell(f['arguments'])})` | `{cell(f['result'])}` "
-                           f"| {runs_as} | {', '.join(f['execute']) or '(owner only)'} | {contract} |")
+                           f"| {runs_as} | {', '.join(f['execute']) or '(owner only)'} "
+                           f"| {file('function', f['schema'] + '.' + f['name'])} | {contract} |")
             out.append("")
         mine = [t for t in tables if t["schema"] == schema]
         if mine:
             out += ["### Tables and views", ""]
             for t in mine:
                 kind = "" if t["kind"] == "table" else f" ({t['kind']})"
-                out.append(f"- `{t['schema']}.{t['name']}`{kind}: {cell(t['comment']) or '_(no comment)_'}")
+                qualified = f"{t['schema']}.{t['name']}"
+                made_by = f" ({file('table', qualified)})" if t["kind"] == "table" else ""
+                out.append(f"- `{qualified}`{kind}{made_by}: {cell(t['comment']) or '_(no comment)_'}")
                 out += [f"  - {cell(c)}" for c in t["columns"]]
+                for r in (r for r in rules if r["tbl"] == qualified):
+                    out.append(f"  - {r['kind']} `{r['name']}` ({file(r['kind'], r['name'], qualified)}): "
+                               f"{cell(r['what'])}")
             out.append("")
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).rstrip("\n") + "\n"
 

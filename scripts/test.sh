@@ -29,6 +29,9 @@ scripts/node-tools.sh
 say "Dockerfile lint (hadolint)"
 .venv/bin/hadolint Dockerfile docker/postgres.Dockerfile
 
+say "migration lint (squawk, .squawk.toml)"
+.venv/bin/squawk sql/deploy/*.sql
+
 say "sqitch: deploy, verify, revert everything, deploy again ($DB)"
 psql_admin -d postgres -c "CREATE DATABASE \"$DB\""
 sqitch deploy --verify "$TARGET"

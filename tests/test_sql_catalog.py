@@ -23,70 +23,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from scripts.sql_files import masked
 from tests.conftest import ROOT
 
 SQL = ROOT / "sql"
 
 
 # ------------------------------------------------------------------ reading SQL files
-
-def masked(text: str) -> str:
-    """`text` with comments, string literals and dollar-quoted bodies blanked (same length, line
-    breaks kept), so that a regular expression sees only top-level SQL."""
-    out = list(text)
-    i, n = 0, len(text)
-
-    def blank(start: int, end: int) -> None:
-        for k in range(start, end):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < n:
-        c = text[i]
-        if text.startswith("--", i):
-            end = text.find("\n", i)
-            end = n if end < 0 else end
-            blank(i, end)
-            i = end
-        elif text.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            blank(i, j)
-            i = j
-        elif c == "'":
-            escapes = i > 0 and text[i - 1] in "eE" and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] == "_"))
-            j = i + 1
-            while j < n:
-                if escapes and text[j] == "\\":
-                    j += 2
-                elif text[j] == "'" and text.startswith("''", j):
-                    j += 2
-                elif text[j] == "'":
-                    break
-                else:
-                    j += 1
-            blank(i, j + 1)
-            i = j + 1
-        elif c == '"':
-            j = text.find('"', i + 1)
-            i = n if j < 0 else j + 1
-        elif c == "$" and (m := re.match(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$", text[i:])) and \
-                not (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")):
-            tag = m.group(0)
-            end = text.find(tag, i + len(tag))
-            end = n if end < 0 else end + len(tag)
-            blank(i, end)
-            i = end
-        else:
-            i += 1
-    return "".join(out)
-
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     parts, depth, start = [], 0, 0

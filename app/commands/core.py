@@ -37,7 +37,10 @@ def migrate(args) -> int:
         with admin_connection(config) as conn:
             conn.execute("SELECT insurance.set_outbox_retention(justify_hours(make_interval(secs => %s)))",
                          (config.outbox_retention,))
+            conn.execute("SELECT insurance.set_cron_history_retention(justify_hours(make_interval(secs => %s)))",
+                         (config.cron_history_retention,))
         print(f"outbox retention: {config.outbox_retention} s (OUTBOX_RETENTION)")
+        print(f"pg_cron history retention: {config.cron_history_retention} s (CRON_HISTORY_RETENTION)")
     return code
 
 

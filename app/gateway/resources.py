@@ -68,7 +68,7 @@ class Validator(_Protected):
     """GET /{branch}/auth/validator: the decoded context of a valid token."""
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        reply = await self.channel.call(req, "gateway.validate")
+        reply = await self.channel.call(req, "gateway.token_channel")
         claims = req.context.identity.claims
         registered = ("iss", "aud", "sub", "iat", "exp", "jti", "branch", "gen", "channel")
         context = {"branch": claims["branch"], "channel": orjson.loads(reply["data"]) if reply["data"] else None,

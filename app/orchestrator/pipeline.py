@@ -1,7 +1,7 @@
 """The emission pipeline: claim the key, build the StandardRiskItem, orchestrate, record the outcome.
 
     pipeline = Pipeline(config, db, orchestrator)       # once per process, in build_services
-    await pipeline.execute(risk_item_id, provider, event) -> {emissionId, status, externalId, error, ...}
+    await pipeline.run_batch(await pipeline.begin("schema.begin_fn", ...)) -> one answer per key
 
 Every emission goes through `run_batch`: SQL claims the keys (a `begin_*` function, one round
 trip that also returns the StandardRiskItem: at most one provider call per key at a time, none
@@ -131,15 +131,6 @@ class Pipeline:
     async def run_claimed(self, begun: dict[str, Any]) -> dict[str, Any]:
         """run_batch for one key."""
         return (await self.run_batch([begun]))[0]
-
-    async def execute(self, risk_item_id: int, provider: str | None, event: str) -> dict[str, Any]:
-        """Claim the key as the service role, build the StandardRiskItem, orchestrate, record.
-
-        provider None: the package's slug for the event. Returns {emissionId, status, externalId,
-        error, ...}; status is SUCCESS, FAILED, ABANDONED, skipped (no slug) or IN_PROGRESS
-        (another call holds the key). An unknown risk item raises the database's PT404."""
-        return await self.run_claimed(
-            await self.begin("integrations.begin_emission", risk_item_id, provider, event))
 
     async def _record(self, outcomes: str, uids: list) -> str:
         """integrations.record_batch, tried again while the database restarts: the providers have

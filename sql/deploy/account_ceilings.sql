@@ -1,5 +1,4 @@
 -- Deploy insurance:account_ceilings to pg
--- requires: audit_log
 -- Account-wide ceilings on failures (docs/security.md "Lockouts that cannot be aimed"). The
 -- limits that an address can reach key on (account, address), so that one address locks
 -- itself out, not the account's owner elsewhere; above them, a high ceiling per account still
@@ -7,6 +6,8 @@
 -- one audit row, and one more in the counter that /metrics exposes
 -- (insurance_account_ceiling_trips_total, by kind).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.account_ceiling_trips (

@@ -1,9 +1,10 @@
 -- Deploy insurance:audit_log to pg
--- requires: request_identity
 -- Who did what when. Every mutation an operator makes (back-office page, tRPC, command line)
 -- writes one row, in the same transaction as the mutation, through insurance.record_audit().
 -- Append-only: no role may update or delete a row; retention is a DBA decision.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.audit_log (
@@ -54,5 +55,7 @@ COMMENT ON FUNCTION insurance.record_audit(text, text, jsonb, text, jsonb) IS
   'transaction, so it exists exactly when the mutation does. Owner-run SECURITY DEFINER functions and admin functions '
   'only.';
 REVOKE EXECUTE ON FUNCTION insurance.record_audit(text, text, jsonb, text, jsonb) FROM PUBLIC;
+-- Keyset pages on id (the log's own index orders by time).
+CREATE INDEX audit_log_id_desc_idx ON insurance.audit_log (id DESC);
 
 COMMIT;

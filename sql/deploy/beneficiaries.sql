@@ -1,9 +1,9 @@
 -- Deploy insurance:beneficiaries to pg
--- requires: risk_items
--- requires: email_address
 -- Beneficiaries of a risk item, at most 50 each; those with is_holder = true may log in to post-sales
 -- (their e-mails are mirrored into authorized_claimants by claimant_rls).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.beneficiaries (
@@ -88,8 +88,7 @@ END;
 COMMENT ON FUNCTION insurance.beneficiary_json(insurance.beneficiaries) IS
   'One beneficiary as every surface shows it: {id, name, email, document, relationship, isHolder, share}. '
   'Inlined; holder, channel, service and dashboard roles.';
-GRANT EXECUTE ON FUNCTION insurance.beneficiary_json(insurance.beneficiaries)
-   TO insurance_holder, insurance_channel, insurance_service, insurance_dashboard;
+GRANT EXECUTE ON FUNCTION insurance.beneficiary_json(insurance.beneficiaries) TO insurance_holder, insurance_channel, insurance_service, insurance_dashboard;
 
 CREATE TRIGGER beneficiaries_check_shares
   BEFORE INSERT OR UPDATE OF share, risk_item_id ON insurance.beneficiaries
@@ -102,5 +101,91 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON insurance.beneficiaries TO insurance_hol
 GRANT SELECT, INSERT ON insurance.beneficiaries TO insurance_channel;
 GRANT SELECT ON insurance.beneficiaries TO insurance_dashboard;
 ALTER TABLE insurance.beneficiaries ENABLE ROW LEVEL SECURITY;
+CREATE POLICY beneficiaries_select_service ON insurance.beneficiaries
+  FOR SELECT TO insurance_service USING (true);
+
+CREATE POLICY beneficiaries_select_holder ON insurance.beneficiaries
+  FOR SELECT TO insurance_holder
+  USING (risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
+                           WHERE ac.email = (SELECT insurance.claim('email'))));
+
+-- A holder adds and edits beneficiaries of their items, never a holder (is_holder is set by
+-- the channel or the service), and never removes a holder.
+CREATE POLICY beneficiaries_insert_holder ON insurance.beneficiaries
+  FOR INSERT TO insurance_holder
+  WITH CHECK (NOT is_holder
+              AND risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
+                                    WHERE ac.email = (SELECT insurance.claim('email'))));
+
+CREATE POLICY beneficiaries_update_holder ON insurance.beneficiaries
+  FOR UPDATE TO insurance_holder
+  USING (risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
+                           WHERE ac.email = (SELECT insurance.claim('email'))));
+
+CREATE POLICY beneficiaries_delete_holder ON insurance.beneficiaries
+  FOR DELETE TO insurance_holder
+  USING (NOT is_holder
+         AND risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
+                               WHERE ac.email = (SELECT insurance.claim('email'))));
+
+-- A holder may not flip is_holder nor move a beneficiary to another item.
+REVOKE UPDATE ON insurance.beneficiaries FROM insurance_holder;
+GRANT UPDATE (name, email, document, relationship, share) ON insurance.beneficiaries TO insurance_holder;
+REVOKE INSERT ON insurance.beneficiaries FROM insurance_holder;
+GRANT INSERT (risk_item_id, name, email, document, relationship, share) ON insurance.beneficiaries
+   TO insurance_holder;
+
+-- Holder e-mails are looked up by the OTP request and by the mirroring trigger.
+CREATE INDEX beneficiaries_holder_email_idx ON insurance.beneficiaries (email, risk_item_id)
+  WHERE is_holder;
+
+-- ---------------------------------------------------------------- mirroring trigger
+
+-- mirror_holder_claimants(): AFTER trigger on beneficiaries; keeps one authorized_claimants
+-- row per (holder e-mail, item): added with a holder, removed when no holder of the item
+-- has that e-mail any more. SECURITY DEFINER: channels and holders may not write claimants.
+CREATE FUNCTION insurance.mirror_holder_claimants() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.is_holder AND OLD.email IS NOT NULL THEN
+    DELETE FROM insurance.authorized_claimants ac
+     WHERE ac.email = OLD.email AND ac.risk_item_id = OLD.risk_item_id
+       AND NOT EXISTS (SELECT FROM insurance.beneficiaries b
+                        WHERE b.risk_item_id = OLD.risk_item_id AND b.email = OLD.email AND b.is_holder);
+  END IF;
+  IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.is_holder AND NEW.email IS NOT NULL THEN
+    INSERT INTO insurance.authorized_claimants (email, risk_item_id)
+    VALUES (NEW.email, NEW.risk_item_id)
+    ON CONFLICT DO NOTHING;
+  END IF;
+  RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION insurance.mirror_holder_claimants() IS
+  'AFTER trigger of beneficiaries: keeps one authorized_claimants row per (holder e-mail, item) in step'
+  ' with the beneficiaries marked is_holder. Trigger only.';
+REVOKE ALL ON FUNCTION insurance.mirror_holder_claimants() FROM PUBLIC;
+
+CREATE TRIGGER beneficiaries_mirror_holder_claimants
+  AFTER INSERT OR DELETE OR UPDATE OF email, is_holder, risk_item_id ON insurance.beneficiaries
+  FOR EACH ROW EXECUTE FUNCTION insurance.mirror_holder_claimants();
+
+-- Holders that exist already (a database restored before this change) get their rows.
+INSERT INTO insurance.authorized_claimants (email, risk_item_id)
+SELECT DISTINCT b.email, b.risk_item_id FROM insurance.beneficiaries b
+ WHERE b.is_holder AND b.email IS NOT NULL
+ON CONFLICT DO NOTHING;
+
+-- Beneficiaries follow their risk item; the subquery on risk_items is itself under the
+-- channel's policy above.
+CREATE POLICY beneficiaries_select_channel ON insurance.beneficiaries
+  FOR SELECT TO insurance_channel
+  USING (EXISTS (SELECT FROM insurance.risk_items r WHERE r.id = risk_item_id));
+
+CREATE POLICY beneficiaries_insert_channel ON insurance.beneficiaries
+  FOR INSERT TO insurance_channel
+  WITH CHECK (EXISTS (SELECT FROM insurance.risk_items r WHERE r.id = risk_item_id));
+-- Any beneficiary's e-mail (the holders' partial index of claimant_rls does not cover the others).
+CREATE INDEX beneficiaries_email_idx ON insurance.beneficiaries (email) WHERE email IS NOT NULL;
 
 COMMIT;

@@ -1,7 +1,8 @@
 -- Deploy insurance:channel_packages to pg
--- requires: risk_items
 -- The packages a channel may sell, checked on its inserts, and the metadata keys the system owns.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- Partners stay in their lane. A channel sells only the packages it is given (a partner

@@ -1,11 +1,12 @@
 -- Deploy insurance:channels to pg
--- requires: schemas
 -- A partner channel calls the gateway. Its API key is stored only as a SHA-256 hash;
 -- the key itself is shown once, when the channel is created or its key rotated. Every new key
 -- bumps the channel's key generation; gateway tokens carry the generation they were issued
 -- under (claim `gen`), and gateway.admit() refuses a token of an older one: a rotated key
 -- takes its tokens with it.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.channels (
@@ -19,6 +20,7 @@ CREATE TABLE insurance.channels (
   ia_keys             jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(ia_keys) = 'object'),
   -- IntegrationPayload: webhooks and insurer_id (integrations branches).
   integration_payload jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(integration_payload) = 'object'),
+  -- squawk-ignore prefer-bigint-over-int -- the API key generation: one per new key, never near 2^31
   key_generation      integer NOT NULL DEFAULT 1 CHECK (key_generation > 0),
   active              boolean NOT NULL DEFAULT true,
   revoked_at          timestamptz,

@@ -1,16 +1,18 @@
 -- Deploy insurance:client_ip_limits to pg
--- requires: schemas
 -- Per-client-IP limits in fixed one-hour windows, counted here so that they hold across
 -- every app process: OTP requests (POSTSALES_OTP_IP_PER_HOUR) and failed OTP verifications
 -- (POSTSALES_VERIFY_IP_PER_HOUR). A slot is taken before the work it guards and given back
 -- when the work turns out not to count (a successful verification).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.client_ip_limits (
   kind         text NOT NULL CHECK (kind IN ('otp_request', 'otp_verify_failure')),
   ip           inet NOT NULL,
   window_start timestamptz NOT NULL,
+  -- squawk-ignore prefer-bigint-over-int -- hits of one client IP in one hour, capped far below 2^31
   hits         integer NOT NULL CHECK (hits >= 0),
   PRIMARY KEY (kind, ip)
 );
@@ -55,6 +57,7 @@ LANGUAGE sql VOLATILE SET search_path = '' AS $$
 $$;
 COMMENT ON FUNCTION insurance._refund_ip_slot(text, inet) IS
   'Gives back one hit of kind _kind taken by client _ip in the current hour. OTP functions only.';
-REVOKE ALL ON FUNCTION insurance._take_ip_slot(text, inet, integer), insurance._refund_ip_slot(text, inet) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance._take_ip_slot(text, inet, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION insurance._refund_ip_slot(text, inet) FROM PUBLIC;
 
 COMMIT;

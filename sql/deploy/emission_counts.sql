@@ -1,11 +1,12 @@
 -- Deploy insurance:emission_counts to pg
--- requires: integration_emissions
 -- How many emissions are in each (status, provider), for the insurance_emissions gauge,
 -- without counting the table at every scrape. Statement triggers append one delta row per
 -- (status, provider) a statement changes (append-only: concurrent emissions never wait on a
 -- shared counter row); insurance.fold_emission_counts() moves the deltas into the totals
 -- when the gauge is read.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.emission_counts (
@@ -17,6 +18,7 @@ CREATE TABLE insurance.emission_counts (
 CREATE TABLE insurance.emission_count_deltas (
   status   text NOT NULL,
   provider text NOT NULL,
+  -- squawk-ignore prefer-bigint-over-int -- the change of one statement, folded every scrape
   delta    integer NOT NULL
 );
 COMMENT ON TABLE insurance.emission_counts IS 'Emissions per status and provider, folded from emission_count_deltas';

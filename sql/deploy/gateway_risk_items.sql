@@ -1,10 +1,8 @@
 -- Deploy insurance:gateway_risk_items to pg
--- requires: channel_rls
--- requires: rate_limits
--- requires: channel_packages
--- requires: risk_item_documents
 -- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- The risk-item routes of gateway v1 and v2, one function per route. They run as
@@ -344,17 +342,17 @@ COMMENT ON FUNCTION gateway.create_risk_item(integer, jsonb) IS
   'gateway.reply (201); raises PT400 VALIDATION_ERROR naming every broken field, PT422 UNKNOWN_PACKAGE '
   '/ INVALID_VARIANT / BENEFICIARY_LIMIT (more than 50), PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY '
   '(same policy uid in the package). Channel role.';
-
-REVOKE ALL ON FUNCTION gateway._broken_rules(regclass, jsonb), gateway._shape_problems(jsonb, text, jsonb, text[])
-  FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gateway._broken_rules(regclass, jsonb), gateway._shape_problems(jsonb, text, jsonb, text[])
-  TO insurance_channel;
-REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
-  gateway.page_risk_items(integer, integer, bigint, text),
-  gateway.get_risk_item(integer, bigint, uuid), gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text),
-  gateway.page_risk_items(integer, integer, bigint, text),
-  gateway.get_risk_item(integer, bigint, uuid), gateway.create_risk_item(integer, jsonb)
-  TO insurance_channel, insurance_app;
+REVOKE ALL ON FUNCTION gateway._broken_rules(regclass, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway._broken_rules(regclass, jsonb) TO insurance_channel;
+GRANT EXECUTE ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION gateway.create_risk_item(integer, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) TO insurance_channel, insurance_app;
+GRANT EXECUTE ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) TO insurance_channel, insurance_app;
+GRANT EXECUTE ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) TO insurance_channel, insurance_app;
+GRANT EXECUTE ON FUNCTION gateway.create_risk_item(integer, jsonb) TO insurance_channel, insurance_app;
 
 COMMIT;

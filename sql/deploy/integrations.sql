@@ -1,7 +1,8 @@
 -- Deploy insurance:integrations to pg
--- requires: risk_items
 -- One row per insurer provider: its upper-case slug and credentials.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.integrations (

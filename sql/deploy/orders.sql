@@ -1,8 +1,9 @@
 -- Deploy insurance:orders to pg
--- requires: risk_items
 -- Orders on a risk item. An insert whose event must fire an integration (POLICY_CREATED:
 -- the welcome e-mail) is dispatched by the trigger of the emission pipeline change.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.orders (
@@ -18,5 +19,8 @@ COMMENT ON TABLE insurance.orders IS 'Orders on risk items; event names the inte
 GRANT SELECT, INSERT ON insurance.orders TO insurance_service;
 GRANT SELECT ON insurance.orders TO insurance_dashboard;
 ALTER TABLE insurance.orders ENABLE ROW LEVEL SECURITY;
+
+-- dispatch-v2 reads the order.
+CREATE POLICY orders_select_service ON insurance.orders FOR SELECT TO insurance_service USING (true);
 
 COMMIT;

@@ -1,5 +1,4 @@
 -- Deploy insurance:outbox to pg
--- requires: schemas
 -- Durable outbound HTTP calls started by the database (pg_net's contract, kept in a logged
 -- table so that a crash loses nothing). The worker claims due rows with a lease and
 -- delivers them at least once; the functions are in outbox_functions.
@@ -9,6 +8,8 @@
 -- header X-Outbox-Batch with the url that accepts many of them at once (the outbox batch
 -- protocol, see app/worker.py), and the worker groups rows by that header.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE outbox.http_requests (
@@ -18,10 +19,12 @@ CREATE TABLE outbox.http_requests (
   headers       jsonb NOT NULL DEFAULT '{}' CHECK (jsonb_typeof(headers) = 'object'),
   body          jsonb,
   deliver_after timestamptz NOT NULL DEFAULT now(),   -- the delayed queue
+  -- squawk-ignore prefer-bigint-over-int -- delivery attempts of one row, bounded by the worker
   attempts      integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
   lease_until   timestamptz,                          -- set while a worker holds the row
   leased_by     text,
   delivered_at  timestamptz,                          -- set once: done
+  -- squawk-ignore prefer-bigint-over-int -- an HTTP status code
   last_status   integer,
   last_error    text,
   created_at    timestamptz NOT NULL DEFAULT now(),
@@ -100,6 +103,7 @@ COMMENT ON TABLE outbox.request_counts IS
   'Rows of http_requests pending (not delivered, not dead) and dead, folded from request_count_deltas';
 CREATE TABLE outbox.request_count_deltas (
   state text NOT NULL CHECK (state IN ('pending', 'dead')),
+  -- squawk-ignore prefer-bigint-over-int -- the change of one statement, folded every scrape
   delta integer NOT NULL
 );
 COMMENT ON TABLE outbox.request_count_deltas IS

@@ -1,8 +1,9 @@
 -- Deploy insurance:packages to pg
--- requires: schemas
 -- A package is a product sold by partners; it holds the integration configuration
 -- and its product variants. Reference data: readable by every surface, no RLS.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.packages (
@@ -24,6 +25,7 @@ CREATE TABLE insurance.package_variants (
   name       text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
   coverages  jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(coverages) = 'array'),
   premium    numeric(12, 2) NOT NULL DEFAULT 0 CHECK (premium >= 0),
+  -- squawk-ignore ban-char-field -- an ISO 4217 code is exactly three letters (the CHECK says so)
   currency   char(3) NOT NULL DEFAULT 'EUR' CHECK (currency ~ '^[A-Z]{3}$'),
   PRIMARY KEY (package_id, code)
 );

@@ -1,7 +1,4 @@
 -- Deploy insurance:risk_item_documents to pg
--- requires: risk_items
--- requires: packages
--- requires: beneficiaries
 -- The read model of the risk items: each item's answer document (item, package uid,
 -- beneficiaries), stored and kept in the same transaction as every write that changes it, so
 -- that a list reads an index range and an aggregate of stored documents instead of building
@@ -9,6 +6,8 @@
 -- policies of each surface, placed with their siblings: channel_rls (the channel's),
 -- claimant_rls (the holder's), standard_risk_item (the service role's).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.risk_item_documents (
@@ -178,5 +177,22 @@ CREATE TRIGGER packages_documents_update AFTER UPDATE ON insurance.packages
 -- The items that exist already (a database restored before this change).
 INSERT INTO insurance.risk_item_documents (risk_item_id, channel_id, document)
 SELECT c.risk_item_id, c.channel_id, c.document FROM insurance.computed_risk_item_documents c;
+CREATE POLICY risk_item_documents_select_service ON insurance.risk_item_documents
+  FOR SELECT TO insurance_service USING (true);
+GRANT SELECT ON insurance.risk_item_documents TO insurance_service;
+
+-- The stored documents of their items (postsales.risk_item_json reads them).
+CREATE POLICY risk_item_documents_select_holder ON insurance.risk_item_documents
+  FOR SELECT TO insurance_holder
+  USING (risk_item_id IN (SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
+                           WHERE ac.email = (SELECT insurance.claim('email'))));
+GRANT SELECT ON insurance.risk_item_documents TO insurance_holder;
+
+-- The stored documents of its items (the gateway's answers): the item's channel is copied
+-- onto the document, so the same condition as its items', with no join.
+GRANT SELECT ON insurance.risk_item_documents TO insurance_channel;
+CREATE POLICY risk_item_documents_select_channel ON insurance.risk_item_documents
+  FOR SELECT TO insurance_channel
+  USING (channel_id = (SELECT insurance.claim('sub'))::uuid);
 
 COMMIT;

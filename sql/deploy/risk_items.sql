@@ -1,9 +1,9 @@
 -- Deploy insurance:risk_items to pg
--- requires: packages
--- requires: channels
 -- A risk item is an insured policy line. Holders reach it through authorized_claimants,
 -- channels through channel_id: both by RLS policies that come with their surfaces.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 CREATE TABLE insurance.risk_items (
@@ -106,5 +106,35 @@ GRANT SELECT, INSERT (package_id, channel_id, policy_uid, variant, insured_subje
 GRANT SELECT, INSERT, UPDATE ON insurance.risk_items TO insurance_service;
 GRANT SELECT ON insurance.risk_items TO insurance_dashboard;
 ALTER TABLE insurance.risk_items ENABLE ROW LEVEL SECURITY;
+
+-- The orchestrator's canonical StandardRiskItem, built by one function as JSON, and the
+-- read policies the service role needs for it (inserts/updates come with the pipeline).
+
+-- The service role (integrations, worker, retry sweep) reads every risk item.
+CREATE POLICY risk_items_select_service ON insurance.risk_items
+  FOR SELECT TO insurance_service USING (true);
+-- metadata.integration is written by the service role.
+CREATE POLICY risk_items_update_service ON insurance.risk_items
+  FOR UPDATE TO insurance_service USING (true) WITH CHECK (true);
+
+CREATE POLICY risk_items_select_channel ON insurance.risk_items
+  FOR SELECT TO insurance_channel
+  USING (channel_id = (SELECT insurance.claim('sub'))::uuid);
+
+CREATE POLICY risk_items_insert_channel ON insurance.risk_items
+  FOR INSERT TO insurance_channel
+  WITH CHECK (channel_id = (SELECT insurance.claim('sub'))::uuid);
+
+-- Its own item count (the gateway lists' total).
+GRANT SELECT ON insurance.channel_item_counts TO insurance_channel;
+CREATE POLICY channel_item_counts_select_channel ON insurance.channel_item_counts
+  FOR SELECT TO insurance_channel
+  USING (channel_id = (SELECT insurance.claim('sub'))::uuid);
+CREATE POLICY risk_items_select_dashboard ON insurance.risk_items
+  FOR SELECT TO insurance_dashboard
+  USING ((SELECT insurance.claim('role')) = 'dashboard' AND (SELECT insurance.claim('sub')) IS NOT NULL);
+
+-- A policy number is unique per package only; the search looks it up alone, in any case.
+CREATE INDEX risk_items_policy_uid_lower_idx ON insurance.risk_items (pg_catalog.lower(policy_uid));
 
 COMMIT;

@@ -14,6 +14,8 @@
 -- deployment): grant it the surface roles as insurance_app has them. The entry points check
 -- the role switched to, not the login's name (insurance.require_role).
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 
 DO $$
 DECLARE

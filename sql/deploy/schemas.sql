@@ -1,8 +1,9 @@
 -- Deploy insurance:schemas to pg
--- requires: roles
 -- insurance holds the tables; each surface gets a schema for the functions it calls,
 -- so that a grant of USAGE says which role may call what.
 BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
 
 CREATE EXTENSION IF NOT EXISTS pgcrypto;  -- digest, hmac, gen_random_bytes
 
@@ -35,5 +36,13 @@ GRANT USAGE ON SCHEMA insurance, postsales, gateway, integrations, outbox, dashb
 
 -- Functions are not callable by PUBLIC unless a change grants them.
 ALTER DEFAULT PRIVILEGES FOR ROLE insurance_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+
+-- admin: the command line's functions (app/cli.py); no role but the owner may call them.
+CREATE SCHEMA admin AUTHORIZATION insurance_owner;
+COMMENT ON SCHEMA admin IS 'Functions of the operator''s command line; every mutation audited';
+
+CREATE SCHEMA webhooks AUTHORIZATION insurance_owner;
+COMMENT ON SCHEMA webhooks IS 'Partner webhooks: signing salts, the events of emissions, their deliveries';
+GRANT USAGE ON SCHEMA webhooks TO insurance_service, insurance_app;
 
 COMMIT;

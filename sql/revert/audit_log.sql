@@ -2,4 +2,5 @@
 BEGIN;
 DROP FUNCTION insurance.record_audit(text, text, jsonb, text, jsonb);
 DROP TABLE insurance.audit_log;
+
 COMMIT;

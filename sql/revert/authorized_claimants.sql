@@ -1,4 +1,5 @@
 -- Revert insurance:authorized_claimants from pg
 BEGIN;
 DROP TABLE insurance.authorized_claimants;
+
 COMMIT;

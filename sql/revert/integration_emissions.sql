@@ -1,4 +1,5 @@
 -- Revert insurance:integration_emissions from pg
 BEGIN;
 DROP TABLE insurance.integration_emissions;
+
 COMMIT;

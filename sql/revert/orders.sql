@@ -1,4 +1,5 @@
 -- Revert insurance:orders from pg
 BEGIN;
 DROP TABLE insurance.orders;
+
 COMMIT;

@@ -5,4 +5,5 @@ DROP TABLE insurance.channel_item_counts;
 DROP FUNCTION insurance.touch_updated_at();
 DROP FUNCTION insurance._count_channel_items();
 DROP FUNCTION insurance._move_channel_item();
+
 COMMIT;

@@ -8,3 +8,11 @@ BEGIN
     'insurance.record_audit(text, text, jsonb, text, jsonb)', 'EXECUTE');
 END
 $$;
+SELECT 'insurance.audit_log_at_idx'::regclass,
+       'insurance.audit_log_id_desc_idx'::regclass,
+       'insurance.record_audit(text,text,jsonb,text,jsonb)'::regprocedure;
+DO $$
+BEGIN
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE schemaname || '.' || tablename = 'insurance.audit_log' AND policyname = 'audit_log_select_dashboard'), 'policy audit_log_select_dashboard missing';
+END
+$$;

@@ -23,3 +23,20 @@ BEGIN
          'a risk item has no document';
 END
 $$;
+SELECT 'insurance._refresh_risk_item_documents(bigint[],boolean)'::regprocedure,
+       'insurance._risk_item_documents_of_items()'::regprocedure,
+       'insurance._risk_item_documents_of_beneficiaries()'::regprocedure,
+       'insurance._risk_item_documents_of_packages()'::regprocedure;
+DO $$
+BEGIN
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgname = 'risk_items_documents_insert' AND tgrelid = 'insurance.risk_items'::regclass), 'trigger risk_items_documents_insert missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgname = 'risk_items_documents_update' AND tgrelid = 'insurance.risk_items'::regclass), 'trigger risk_items_documents_update missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgname = 'beneficiaries_documents_insert' AND tgrelid = 'insurance.beneficiaries'::regclass), 'trigger beneficiaries_documents_insert missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgname = 'beneficiaries_documents_update' AND tgrelid = 'insurance.beneficiaries'::regclass), 'trigger beneficiaries_documents_update missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgname = 'beneficiaries_documents_delete' AND tgrelid = 'insurance.beneficiaries'::regclass), 'trigger beneficiaries_documents_delete missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgname = 'packages_documents_update' AND tgrelid = 'insurance.packages'::regclass), 'trigger packages_documents_update missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE schemaname || '.' || tablename = 'insurance.risk_item_documents' AND policyname = 'risk_item_documents_select_service'), 'policy risk_item_documents_select_service missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE schemaname || '.' || tablename = 'insurance.risk_item_documents' AND policyname = 'risk_item_documents_select_holder'), 'policy risk_item_documents_select_holder missing';
+  ASSERT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE schemaname || '.' || tablename = 'insurance.risk_item_documents' AND policyname = 'risk_item_documents_select_channel'), 'policy risk_item_documents_select_channel missing';
+END
+$$;

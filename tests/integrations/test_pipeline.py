@@ -3,6 +3,7 @@ the outbox, the worker, the API, the orchestrator and the emission state machine
 from __future__ import annotations
 
 import concurrent.futures
+import re
 import signal
 
 import httpx
@@ -37,7 +38,10 @@ def test_a_503_fails_with_a_next_retry_and_a_chat_notice_then_the_retry_succeeds
     wait_for(lambda: emission(admin, item["id"]), what="the first outcome")
     notices = wait_for(lambda: _chat_about(stack, item["uid"]), what="a chat notice")
     fields = {f["title"]: f["value"] for f in notices[0]["attachments"][0]["fields"]}
-    assert "FAILED" in notices[0]["text"] and "PROVIDER_A" in notices[0]["text"] and "next retry at" in notices[0]["text"]
+    # The notice as a person reads it in the chat, word for word (only the retry time varies).
+    assert re.fullmatch(rf":warning: emission FAILED: PROVIDER_A for risk item {item['uid']} \(PROVIDER_UNAVAILABLE\), "
+                        rf"attempt 1 of {MAX_ATTEMPTS}, next retry at \d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                        notices[0]["text"]), notices[0]["text"]
     assert fields["status"] == "FAILED" and fields["errorCode"] == "PROVIDER_UNAVAILABLE" and fields["attempt"] == 1
     assert fields["nextRetryAt"] is not None
     em = final(admin, item["id"])
@@ -52,7 +56,8 @@ def test_a_400_is_abandoned_with_a_chat_notice(stack, worker, admin, insert_item
     assert em["status"] == "ABANDONED" and em["attempts"] == 1 and em["next_retry_at"] is None
     assert em["error_history"][0]["httpStatus"] == 400
     notices = wait_for(lambda: _chat_about(stack, item["uid"]), what="a chat notice")
-    assert "ABANDONED" in notices[0]["text"]
+    assert notices[0]["text"] == (f":rotating_light: emission ABANDONED: PROVIDER_A for risk item {item['uid']} "
+                                  "(PROVIDER_REJECTED), attempt 1 of " f"{MAX_ATTEMPTS}, no automatic retry")
 
 
 def test_the_attempt_limit_abandons_the_emission(stack, worker, admin, insert_items):

@@ -1,4 +1,4 @@
--- OTP issue and verification (postsales_otp_functions): the hash stored, cooldown, hourly cap,
+-- OTP issue and verification (postsales_login): the hash stored, cooldown, hourly cap,
 -- right, wrong, expired, reused and exhausted codes. Hashes here are plain digests: the
 -- functions only compare what the app sends.
 BEGIN;
@@ -20,10 +20,10 @@ SELECT id, 'Holder', CASE policy_uid WHEN 'otp-active' THEN 'otp.holder@example.
   FROM insurance.risk_items WHERE policy_uid IN ('otp-active', 'otp-cancelled');
 
 -- ---------------------------------------------------------------- issue
-SELECT is(postsales.postsales_risk_item_ids_by_holder_email('OTP.Holder@example.com'),
+SELECT is(postsales.risk_item_ids_by_holder_email('OTP.Holder@example.com'),
           (SELECT ARRAY[id] FROM insurance.risk_items WHERE policy_uid = 'otp-active'),
           'ids by holder e-mail: the active item, whatever the case of the e-mail');
-SELECT is(postsales.postsales_risk_item_ids_by_holder_email('otp.cancelled@example.com'), '{}'::bigint[],
+SELECT is(postsales.risk_item_ids_by_holder_email('otp.cancelled@example.com'), '{}'::bigint[],
           'a holder of a cancelled item only has no active items');
 
 SELECT pg_temp.act_as('insurance_anon');

@@ -1,4 +1,4 @@
--- OTP limits that one address cannot aim at a holder elsewhere (postsales_otp_functions,
+-- OTP limits that one address cannot aim at a holder elsewhere (postsales_login,
 -- account_ceilings): a code belongs to the (e-mail, address) that asked for it; cooldown, hourly
 -- cap and attempts are that pair's; the e-mail's ceilings (20 codes, 50 failed verifications an
 -- hour from every address together) stop guessing spread over many addresses, audited once.

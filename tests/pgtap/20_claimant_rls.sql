@@ -1,4 +1,4 @@
--- Claimant RLS (claimant_rls): a holder sees exactly the items with a claimant row for the
+-- Claimant RLS (the holder policies of risk_items_holder_policies, beneficiaries, authorized_claimants, risk_item_documents): a holder sees exactly the items with a claimant row for the
 -- token's e-mail, writes nothing outside them, and the trigger mirrors holder e-mails.
 BEGIN;
 \ir helpers/common.psql

@@ -1,4 +1,4 @@
--- Holder entry points (holder_risk_items): list, read, the PATCH allow-list, beneficiaries
+-- Holder entry points (postsales_risk_items): list, read, the PATCH allow-list, beneficiaries
 -- within post-sales scope and the sum of shares, all as insurance_holder under RLS.
 BEGIN;
 \ir helpers/common.psql

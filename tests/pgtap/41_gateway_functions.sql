@@ -90,7 +90,7 @@ UPDATE insurance.channels SET active = false, revoked_at = now() WHERE id = 'ccc
 SELECT pg_temp.act_as('insurance_channel', '{"sub": "cccccccc-0000-4000-8000-000000000001", "branch": "v1", "gen": 1}');
 SELECT throws_ok($$SELECT gateway.list_risk_items(0, 0, 49, NULL)$$, 'PT401', 'Invalid access token',
                  'a revoked channel''s token is refused');
-SELECT throws_ok($$SELECT gateway.validate(0)$$, 'PT401', 'Invalid access token',
+SELECT throws_ok($$SELECT gateway.token_channel(0)$$, 'PT401', 'Invalid access token',
                  'also on the validator');
 SELECT pg_temp.as_operator();
 

@@ -12,7 +12,7 @@ SELECT is((SELECT key_generation FROM insurance.channels WHERE id = 'eeeeeeee-00
 CREATE FUNCTION pg_temp.call_as(_claims text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_temp.act_as('insurance_channel', _claims::jsonb);
-  PERFORM gateway.validate(0);
+  PERFORM gateway.token_channel(0);
   PERFORM pg_temp.as_operator();
   RETURN 'admitted';
 EXCEPTION WHEN OTHERS THEN

@@ -73,9 +73,11 @@ SELECT is((SELECT (error_history -> 0) - 'at'::text FROM pg_temp.em('pol-2')),
 SELECT is((SELECT deliver_after FROM outbox.http_requests WHERE url = '/api/integrations/retry'
               AND body = jsonb_build_object('emissionId', (pg_temp.em('pol-2')).id)),
           (pg_temp.em('pol-2')).next_retry_at, 'FAILED enqueues the /retry at next_retry_at');
-SELECT ok((SELECT body ->> 'text' LIKE '%FAILED%PROVIDER_A%' || (SELECT uid FROM t_items WHERE policy_uid = 'pol-2')
-                  || '%PROVIDER_UNAVAILABLE%attempt 1 of 3%next retry at%'
-             FROM outbox.http_requests WHERE url = 'https://chat.example.com/hook'),
+-- The notice as a person reads it in the chat, word for word.
+SELECT is((SELECT body ->> 'text' FROM outbox.http_requests WHERE url = 'https://chat.example.com/hook'),
+          format(':warning: emission FAILED: PROVIDER_A for risk item %s (PROVIDER_UNAVAILABLE), attempt 1 of 3, '
+                 'next retry at %s', (SELECT uid FROM t_items WHERE policy_uid = 'pol-2'),
+                 to_char((pg_temp.em('pol-2')).next_retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
           'FAILED enqueues a chat notice naming provider, item, code, attempt and next retry');
 SELECT is((SELECT metadata #>> '{integration,state}' FROM insurance.risk_items WHERE id = pg_temp.item('pol-2')),
           'FAILED', 'FAILED: metadata says so');
@@ -95,9 +97,11 @@ SELECT is(integrations.record_emission(pg_temp.item('pol-2'), 'PROVIDER_A', 'SAL
 SELECT is((SELECT (attempts, next_retry_at)::text FROM pg_temp.em('pol-2')), '(3,)', 'ABANDONED: no next retry');
 SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = '/api/integrations/retry'), 2,
           'ABANDONED enqueues no retry');
-SELECT ok((SELECT bool_or(body ->> 'text' LIKE '%ABANDONED%attempt 3 of 3%no automatic retry%')
-             FROM outbox.http_requests WHERE url = 'https://chat.example.com/hook'),
-          'ABANDONED sends a chat notice');
+SELECT is((SELECT array_agg(body ->> 'text') FROM outbox.http_requests
+            WHERE url = 'https://chat.example.com/hook' AND body ->> 'text' LIKE '%ABANDONED%'),
+          ARRAY[format(':rotating_light: emission ABANDONED: PROVIDER_A for risk item %s (PROVIDER_UNAVAILABLE), '
+                       'attempt 3 of 3, no automatic retry', (SELECT uid FROM t_items WHERE policy_uid = 'pol-2'))],
+          'ABANDONED sends a chat notice, word for word');
 
 -- (none) -> ABANDONED on a non-retryable error; FAILED -> SUCCESS
 SELECT is(integrations.record_emission(pg_temp.item('pol-3'), 'PROVIDER_A', 'SALES_DISPATCH',

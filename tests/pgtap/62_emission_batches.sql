@@ -37,7 +37,7 @@ CREATE FUNCTION pg_temp.ok(ext text) RETURNS jsonb LANGUAGE sql AS $$
   SELECT jsonb_build_object('status', 'SUCCESS', 'externalId', ext, 'response', jsonb_build_object('n', ext)) $$;
 CREATE FUNCTION pg_temp.entry(p text, provider text, event text, outcome jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT jsonb_build_object('riskItemId', pg_temp.item(p), 'provider', provider, 'event', event, 'outcome', outcome) $$;
--- One spec through the single-key entry point that serves it, a PT404 answered as begin_batch does.
+-- One spec claimed alone (a batch of one, _begin_one raising its refusal), the PT404 answered as begin_batch does.
 CREATE FUNCTION pg_temp.begin_one(_spec jsonb, _by text) RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   _code text;
@@ -45,9 +45,9 @@ DECLARE
   _item bigint := (_spec ->> 'riskItemId')::bigint;
 BEGIN
   IF _spec ? 'orderId' THEN
-    RETURN integrations.begin_order_emission((_spec ->> 'orderId')::bigint, _by);
+    RETURN integrations._begin_one(jsonb_build_object('orderId', (_spec ->> 'orderId')::bigint), _by, 60);
   ELSIF _spec ? 'emissionId' THEN
-    RETURN integrations.begin_emission_retry((_spec ->> 'emissionId')::bigint, _by);
+    RETURN integrations._begin_one(jsonb_build_object('emissionId', (_spec ->> 'emissionId')::bigint), _by, 60);
   END IF;
   IF _spec ? 'riskItemUid' THEN
     SELECT id INTO _item FROM t_items WHERE uid = (_spec ->> 'riskItemUid')::uuid AND (_item IS NULL OR id = _item);
@@ -55,7 +55,8 @@ BEGIN
       _item := -1;
     END IF;
   END IF;
-  RETURN integrations.begin_emission(_item, _spec ->> 'provider', _spec ->> 'event', _by);
+  RETURN integrations._begin_one(jsonb_build_object('riskItemId', _item, 'provider', _spec ->> 'provider',
+                                                    'event', _spec ->> 'event'), _by, 60);
 EXCEPTION WHEN SQLSTATE 'PT404' THEN
   GET STACKED DIAGNOSTICS _code = PG_EXCEPTION_DETAIL, _message = MESSAGE_TEXT;
   RETURN jsonb_build_object('refused', jsonb_build_object('status', 404, 'code', _code, 'message', _message));
@@ -100,7 +101,7 @@ SELECT pg_temp.act_as('insurance_service');
 SELECT integrations.record_emission(pg_temp.item('b62-3'), 'PROVIDER_A', 'SALES_DISPATCH', pg_temp.ok('S-3'), pg_temp.opts()),
        integrations.record_emission(pg_temp.item('b62-7'), 'PROVIDER_A', 'SALES_DISPATCH', pg_temp.fail(true), pg_temp.opts()),
        integrations.record_emission(pg_temp.item('b62-8'), 'PROVIDER_A', 'SALES_DISPATCH', pg_temp.fail(true), pg_temp.opts()),
-       integrations.begin_emission(pg_temp.item('b62-4'), NULL, 'SALES_DISPATCH', 'w9');
+       integrations._begin_one(jsonb_build_object('riskItemId', pg_temp.item('b62-4'), 'event', 'SALES_DISPATCH'), 'w9', 60);
 SELECT pg_temp.as_operator();
 SELECT pg_temp.age_rows('insurance.integration_emissions', '1 day', format('risk_item_id = %s', pg_temp.item('b62-7')));
 

@@ -1,7 +1,7 @@
 -- The retention job: each purge takes what has expired and leaves what is still live; the
 -- job is registered hourly, as insurance_cron.
 BEGIN;
-SELECT plan(13);
+SELECT plan(17);
 
 -- OTP rows: kept while they are live or still counted by the per-e-mail hourly cap.
 INSERT INTO insurance.postsales_otp (email, code_hash, created_at, expires_at) VALUES
@@ -74,6 +74,36 @@ SELECT is((SELECT x FROM dblink(format('host=%s port=%s dbname=%s user=%s',
                                        'insurance-retention-' || current_database())) AS j(x text)),
           '17 * * * * SELECT insurance.purge_expired() as insurance_cron',
           'the retention job runs hourly, as insurance_cron');
+
+-- pg_cron's own history: the job of the cron database that prunes insurance_cron's runs.
+SELECT throws_ok($$SELECT insurance.set_cron_history_retention('1 minute')$$, '22023', NULL,
+                 'a cron history retention under an hour is refused');
+SELECT ok(NOT has_function_privilege('insurance_app', 'insurance.set_cron_history_retention(interval)', 'EXECUTE'),
+          'the app cannot change it');
+SELECT dblink_connect('cron_db', format('host=%s port=%s dbname=%s user=%s',
+                                        split_part(current_setting('unix_socket_directories'), ',', 1),
+                                        current_setting('port'), current_setting('cron.database_name'), current_user));
+SELECT is((SELECT x FROM dblink('cron_db', $$SELECT schedule || ' ' || command || ' as ' || username || ' in ' || database
+                                              FROM cron.job WHERE jobname = 'insurance-cron-history'$$) AS j(x text)),
+          $$41 * * * * DELETE FROM cron.job_run_details WHERE end_time < now() - '7 days'::interval as insurance_cron in $$
+            || current_setting('cron.database_name'),
+          'the cron history job runs hourly in the cron database, as insurance_cron, keeping 7 days');
+-- What the job does, in a transaction of the cron database that is rolled back: of three runs
+-- (insurance_cron's old and recent, the superuser's old), only insurance_cron's old one goes.
+SELECT dblink_exec('cron_db', 'BEGIN');
+SELECT dblink_exec('cron_db', $$INSERT INTO cron.job_run_details (jobid, runid, database, username, command, status, end_time)
+  VALUES (-69, -691, 'pgtap', 'insurance_cron', 'old', 'succeeded', now() - interval '8 days'),
+         (-69, -692, 'pgtap', 'insurance_cron', 'recent', 'succeeded', now() - interval '6 days'),
+         (-69, -693, 'pgtap', 'postgres', 'not ours', 'succeeded', now() - interval '8 days')$$);
+SELECT dblink_exec('cron_db', 'SET LOCAL ROLE insurance_cron');
+SELECT dblink_exec('cron_db', (SELECT x FROM dblink('cron_db', $$SELECT command FROM cron.job
+                                                               WHERE jobname = 'insurance-cron-history'$$) AS j(x text)));
+SELECT dblink_exec('cron_db', 'RESET ROLE');
+SELECT is((SELECT x FROM dblink('cron_db', $$SELECT string_agg(command, ', ' ORDER BY runid DESC)
+                                              FROM cron.job_run_details WHERE jobid = -69$$) AS j(x text)),
+          'recent, not ours', 'the job prunes only insurance_cron''s runs older than the retention');
+SELECT dblink_exec('cron_db', 'ROLLBACK');
+SELECT dblink_disconnect('cron_db');
 
 SELECT * FROM finish();
 ROLLBACK;

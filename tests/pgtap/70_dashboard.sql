@@ -88,10 +88,10 @@ GRANT SELECT ON _item TO insurance_dashboard;
 
 SELECT pg_temp.act_as('insurance_dashboard');
 SELECT is((SELECT count(*)::int FROM insurance.integration_emissions), 0, 'no claims: the dashboard role sees no emission');
-SELECT throws_ok($$SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item))$$, 'PT404', 'risk item not found',
+SELECT throws_ok($$SELECT dashboard.risk_item_emissions((SELECT id FROM _item))$$, 'PT404', 'risk item not found',
                  'no claims: the risk item does not exist for it');
 SELECT pg_temp.with_claims('{"sub": "1", "role": "dashboard"}');
-SELECT is((SELECT dashboard.emissions_by_risk_item((SELECT id FROM _item)) #>> '{emissions,0,lastError,code}'),
+SELECT is((SELECT dashboard.risk_item_emissions((SELECT id FROM _item)) #>> '{emissions,0,lastError,code}'),
           'PROVIDER_UNAVAILABLE', 'a session reads the emissions of an item, with the newest error');
 SELECT is((SELECT jsonb_array_length(dashboard.list_emissions(NULL, NULL, NULL, NULL, NULL, NULL, 100) -> 'items') >= 3), true,
           'and lists them');

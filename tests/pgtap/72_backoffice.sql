@@ -1,4 +1,4 @@
--- The back-office's reads and its audited retries (dashboard_access): what a session sees,
+-- The back-office's reads and its audited retries (dashboard_emissions, dashboard_outbox, dashboard_audit): what a session sees,
 -- what a retry changes, the audit row it writes, and who may call it.
 BEGIN;
 \ir helpers/common.psql

@@ -298,7 +298,7 @@ class Pages:
 
     async def on_get_risk_item(self, req, resp, risk_item_id: str) -> None:
         claims, user = await self._session(req)
-        data = await self._found(claims, "dashboard.emissions_by_risk_item", _path_id(risk_item_id))
+        data = await self._found(claims, "dashboard.risk_item_emissions", _path_id(risk_item_id))
         if data is None:
             return self._render(resp, "not_found.html", req, user, status=404, what=f"Risk item {risk_item_id}")
         self._render(resp, "risk_item.html", req, user, data=data)

@@ -1,4 +1,0 @@
--- Revert insurance:chat_notifications from pg
-BEGIN;
-DROP FUNCTION integrations.chat_message(text, text, uuid, text, text, text, integer, integer, timestamptz);
-COMMIT;

@@ -1,4 +1,0 @@
--- Revert insurance:operator_metrics from pg
-BEGIN;
-DROP FUNCTION insurance.read_metrics();
-COMMIT;

@@ -1,9 +1,0 @@
--- Revert insurance:postsales_otp_functions from pg
-BEGIN;
-SET LOCAL ROLE insurance_owner;
-
-DROP FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer);
-DROP FUNCTION postsales.request_otp(text, bytea, integer, inet, integer);
-DROP FUNCTION postsales.postsales_risk_item_ids_by_holder_email(text);
-
-COMMIT;

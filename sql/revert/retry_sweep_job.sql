@@ -1,8 +1,0 @@
--- Revert insurance:retry_sweep_job from pg
-BEGIN;
-SELECT insurance.unschedule_job('insurance-retry-sweep-' || current_database());
-REVOKE USAGE ON SCHEMA integrations FROM insurance_cron;
-SET LOCAL ROLE insurance_owner;
-DROP FUNCTION integrations.run_sweep();
-DROP FUNCTION integrations.sweep();
-COMMIT;
