@@ -4,19 +4,27 @@
 -- e-mail. Each kind is one index lookup (the indexes below), never a scan of the risk items.
 -- And the packages page: every package with its "Sales Integration" and "Post-sales
 -- Integration" slugs (the specification's dashboard labels).
+-- Reworked after v0.9.0 (issue 30): a policy number's beginning finds it too (the first 51 in
+-- policy order, through risk_items_policy_uid_prefix_idx), and the answer says what was searched.
+-- Planned without sequential or bitmap scans and sorts: every kind has its index, and the plan a
+-- plpgsql body keeps is generic: it would collect and sort every policy number of a short
+-- beginning (a bitmap scan) or, on a small table, read it whole, where the first 51 in index
+-- order are what the page shows. Restated whole (CREATE OR REPLACE).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
-CREATE FUNCTION dashboard.search(_q text) RETURNS jsonb
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+CREATE OR REPLACE FUNCTION dashboard.search(_q text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' SET enable_seqscan = off SET enable_bitmapscan = off
+SET enable_sort = off AS $$
 DECLARE
   _text text := pg_catalog.btrim(_q);
   _lower text := pg_catalog.lower(pg_catalog.btrim(_q));
   _number bigint;
   _uid uuid;
   _found jsonb;
+  _searched text[] := ARRAY['policy number', 'policy number prefix'];
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   IF _text IS NULL OR _text = '' OR pg_catalog.length(_text) > 200 THEN
@@ -24,12 +32,23 @@ BEGIN
   END IF;
   IF _text ~ '^[0-9]{1,18}$' THEN
     _number := _text::bigint;
+    _searched := _searched || ARRAY['risk item id', 'emission id'];
   END IF;
   IF _lower ~ '^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$' THEN
     _uid := _lower::uuid;
+    _searched := _searched || ARRAY['risk item uid'];
   END IF;
+  _searched := _searched || ARRAY['external id', 'holder or beneficiary e-mail'];
   WITH hits (risk_item_id, matched) AS (
          SELECT r.id, 'policy number' FROM insurance.risk_items r WHERE pg_catalog.lower(r.policy_uid) = _lower
+         UNION ALL
+         -- The policy numbers that begin with it: a range of the pattern index (byte order), the
+         -- first 51 of them; U+10FFFF is the greatest character, so the range holds every one.
+         (SELECT r.id, 'policy number prefix' FROM insurance.risk_items r
+           WHERE pg_catalog.lower(r.policy_uid) OPERATOR(pg_catalog.~>=~) _lower
+             AND pg_catalog.lower(r.policy_uid) OPERATOR(pg_catalog.~<~) (_lower || U&'\+10FFFF')
+             AND pg_catalog.lower(r.policy_uid) <> _lower
+           ORDER BY pg_catalog.lower(r.policy_uid) USING OPERATOR(pg_catalog.~<~) LIMIT 51)
          UNION ALL
          SELECT r.id, 'risk item id' FROM insurance.risk_items r WHERE r.id = _number
          UNION ALL
@@ -59,13 +78,14 @@ BEGIN
   _found := coalesce(_found, '[]');
   RETURN pg_catalog.jsonb_build_object(
     'query', _text,
+    'searched', pg_catalog.to_jsonb(_searched),
     'items', CASE WHEN pg_catalog.jsonb_array_length(_found) > 50 THEN _found - 50 ELSE _found END,
     'truncated', pg_catalog.jsonb_array_length(_found) > 50);
 END
 $$;
 COMMENT ON FUNCTION dashboard.search(text) IS
-  'The risk items an operator''s search _q names (policy number in any case, risk item id or uid, emission id, '
-  'insurer external id, holder or beneficiary e-mail), newest first, at most 50: {query, items[{riskItemId, '
+  'The risk items an operator''s search _q names (policy number in any case, or its beginning, risk item id or uid, emission id, '
+  'insurer external id, holder or beneficiary e-mail), newest first, at most 50: {query, searched[] (the kinds looked up), items[{riskItemId, '
   'riskItemUid, policyUid, status, variant, createdAt, matched[], package{uid,name}, channel{id,name}}], truncated}; '
   'each kind is an index lookup. Raises PT400 for an empty or over-long query. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.search(text) FROM PUBLIC;

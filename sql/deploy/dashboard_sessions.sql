@@ -1,12 +1,15 @@
 -- Deploy insurance:dashboard_sessions to pg
 -- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's statement.
+-- Reworked after v0.9.0 (issue 30): login_user answers a disabled user too (active false), so
+-- that the app can tell who knows the password that the account is disabled. Restated whole
+-- (CREATE OR REPLACE).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- _login_keys(email, ip): the counter keys of one attempt, with their limits.
-CREATE FUNCTION dashboard._login_keys(_email text, _ip inet, OUT key text, OUT max_failures integer)
+CREATE OR REPLACE FUNCTION dashboard._login_keys(_email text, _ip inet, OUT key text, OUT max_failures integer)
 RETURNS SETOF record
 LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
   SELECT 'email+ip:' || lower(_email) || '|' || coalesce(pg_catalog.host(_ip), '-'), 5
@@ -21,10 +24,10 @@ COMMENT ON FUNCTION dashboard._login_keys(text, inet) IS
 REVOKE ALL ON FUNCTION dashboard._login_keys(text, inet) FROM PUBLIC;
 
 -- login_user(email, ip): reserves one attempt against every counter of _login_keys, then
--- answers the active user's id and password hash (NULL when there is none), or
+-- answers the user's id, password hash and whether it is active (NULL when there is none), or
 -- {"error": "RATE_LIMITED", "retryAfter": s} (nothing reserved) when a counter has no attempt
 -- left in its window. An answer rather than an exception, so that a ceiling's trip is recorded.
-CREATE FUNCTION dashboard.login_user(_email text, _ip inet) RETURNS jsonb
+CREATE OR REPLACE FUNCTION dashboard.login_user(_email text, _ip inet) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _retry_after integer;
@@ -55,14 +58,15 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('error', 'RATE_LIMITED', 'retryAfter', greatest(_retry_after, 1));
   END;
-  RETURN (SELECT jsonb_build_object('userId', u.id, 'passwordHash', u.password_hash)
+  -- A disabled user too (active false): the app says so only once the password is verified.
+  RETURN (SELECT jsonb_build_object('userId', u.id, 'passwordHash', u.password_hash, 'active', u.active)
             FROM insurance.dashboard_users u
-           WHERE u.email = lower(_email) AND u.active);
+           WHERE u.email = lower(_email));
 END
 $$;
 COMMENT ON FUNCTION dashboard.login_user(text, inet) IS
   'Reserves one login attempt for the (e-mail, address), the address and the e-mail (_login_keys), then '
-  'returns {userId, passwordHash} of the active user (NULL when none), or {error: RATE_LIMITED, '
+  'returns {userId, passwordHash, active} of the user (NULL when none; a disabled one: active false), or {error: RATE_LIMITED, '
   'retryAfter} when one of them is out of attempts (nothing reserved; the account-wide ceiling''s trip '
   'is audited and counted). Anonymous role.';
 
@@ -70,7 +74,7 @@ COMMENT ON FUNCTION dashboard.login_user(text, inet) IS
 -- for the active user whose hash the app has just verified (a hash changed meanwhile refuses:
 -- PT401 INVALID_CREDENTIALS), refunds the attempt (clears its (e-mail, address) counter, gives
 -- the address and the e-mail their attempt back); {userId, email, expiresAt}.
-CREATE FUNCTION dashboard.login_succeeded(_email text, _password_hash text, _token_hash bytea,
+CREATE OR REPLACE FUNCTION dashboard.login_succeeded(_email text, _password_hash text, _token_hash bytea,
                                           _ttl_seconds integer, _ip inet, _user_agent text) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -107,7 +111,7 @@ COMMENT ON FUNCTION dashboard.login_succeeded(text, text, bytea, integer, inet, 
 
 -- session_claims(token_hash): the claims of a live session ({sub, email, role}), or NULL when
 -- the session is unknown, expired or revoked, or its user is deactivated.
-CREATE FUNCTION dashboard.session_claims(_token_hash bytea) RETURNS jsonb
+CREATE OR REPLACE FUNCTION dashboard.session_claims(_token_hash bytea) RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
   SELECT insurance.require_role('insurance_anon');
   SELECT jsonb_build_object('sub', u.id::text, 'email', u.email, 'role', 'dashboard',
@@ -122,7 +126,7 @@ COMMENT ON FUNCTION dashboard.session_claims(bytea) IS
   '(unknown, expired, revoked, user inactive). Anonymous role.';
 
 -- logout(token_hash): revokes the session; true when a live session was revoked.
-CREATE FUNCTION dashboard.logout(_token_hash bytea) RETURNS boolean
+CREATE OR REPLACE FUNCTION dashboard.logout(_token_hash bytea) RETURNS boolean
 LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
   SELECT insurance.require_role('insurance_anon');
   WITH revoked AS (
@@ -151,7 +155,7 @@ GRANT EXECUTE ON FUNCTION dashboard.logout(bytea) TO insurance_anon, insurance_a
 -- dashboard.session_claims builds them (that one is the anonymous role's, and this runs after
 -- the switch to insurance_dashboard); PT401 UNAUTHORIZED when the session is unknown, expired
 -- or revoked, or its user is deactivated.
-CREATE FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) RETURNS text
+CREATE OR REPLACE FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) RETURNS text
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _claims jsonb;

@@ -19,3 +19,4 @@ BEGIN
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.session_claims_or_deny(bytea)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard.session_claims_or_deny';
 END
 $$;
+

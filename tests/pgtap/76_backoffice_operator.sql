@@ -64,17 +64,23 @@ PREPARE prefix_lookup(text) AS
 SELECT matches(pg_temp.plan_of($$EXECUTE prefix_lookup('ops-12')$$), 'Index (Only )?Scan using risk_items_policy_uid_prefix_idx',
                'EXPLAIN: the beginning is a range of risk_items_policy_uid_prefix_idx, in its generic plan');
 SELECT doesnt_match(pg_temp.plan_of($$EXECUTE prefix_lookup('ops-12')$$), 'Seq Scan|Sort', 'EXPLAIN: no sequential scan, no sort');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET enable_sort;
 
--- 2. Webhook deliveries of an emission: through their index.
+-- 2. Webhook deliveries of an emission: through their index, with the planner's own settings
+-- (dashboard._emission_webhooks sets none), among many partners' deliveries.
+INSERT INTO outbox.http_requests (url, body, channel_id, delivered_at)
+SELECT 'https://hooks.pgtap.invalid/h', jsonb_build_object('type', 'emission.succeeded', 'data', jsonb_build_object('emissionId', n)),
+       '00000000-0000-4000-8000-000000000001', now()
+  FROM generate_series(1, 5000) AS n;
+ANALYZE outbox.http_requests;
 PREPARE webhooks_of(bigint[]) AS
   SELECT o.id FROM outbox.http_requests o
    WHERE o.channel_id IS NOT NULL AND (o.body #>> '{data,emissionId}')::bigint = ANY ($1);
 SELECT matches(pg_temp.plan_of($$EXECUTE webhooks_of(ARRAY[1, 2])$$), 'Index Scan using http_requests_webhook_emission_idx',
                'EXPLAIN: the deliveries of an emission are an index lookup');
 RESET plan_cache_mode;
-RESET enable_seqscan;
-RESET enable_bitmapscan;
-RESET enable_sort;
 
 -- 3. Counts per state: the kept counts (a delta with no row behind it moves them).
 INSERT INTO insurance.integration_emissions (risk_item_id, provider, event, status, attempts, next_retry_at)
