@@ -14,6 +14,12 @@ BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
+-- Over v0.9.0 the statements below find their tables and take their locks one by one (the
+-- triggers of http_requests, row level security of the counts): take them first, in the order
+-- the app's writes take them (a row, then its count's delta), so that under traffic the deploy
+-- waits behind a transaction instead of deadlocking with it.
+LOCK TABLE outbox.http_requests IN SHARE ROW EXCLUSIVE MODE;
+LOCK TABLE outbox.request_count_deltas, outbox.request_counts IN ACCESS EXCLUSIVE MODE;
 
 CREATE TABLE IF NOT EXISTS outbox.http_requests (
   id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

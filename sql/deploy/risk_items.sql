@@ -8,6 +8,11 @@ BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
+-- Over v0.9.0 the statements below find their tables and take their locks one by one (a
+-- trigger, row level security, a policy): take them first, in the order the app's statements
+-- take them (an item before its channel's count), so that under traffic the deploy waits
+-- behind a request instead of deadlocking with it (tests/test_upgrade.py found one).
+LOCK TABLE insurance.risk_items, insurance.channel_item_counts IN ACCESS EXCLUSIVE MODE;
 
 CREATE TABLE IF NOT EXISTS insurance.risk_items (
   id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
