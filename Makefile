@@ -1,7 +1,8 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
+SHELL := /bin/bash
 .PHONY: setup run test migrate sandbox clean lint-openapi sql-reference \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
-        bench-server-limits
+        bench-server-limits bench-compare
 
 PORT ?= 8000
 
@@ -38,8 +39,20 @@ clean:
 # Benchmarks: each measures its yardstick in the same run and prints the ratio.
 BENCHES = bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements
 ## Every benchmark, one after the other; a missed goal does not stop the others (the exit status tells).
+## Each prints its figures and its same-run yardsticks on one BENCH-RECORD line: all of them go
+## to bench/results.json (not committed).
 bench:
-	@rc=0; for target in $(BENCHES); do $(MAKE) --no-print-directory $$target || rc=1; done; exit $$rc
+	@rc=0; out=$$(mktemp); \
+	  for target in $(BENCHES); do $(MAKE) --no-print-directory $$target 2>&1 | tee -a $$out; \
+	    [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; done; \
+	  .venv/bin/python -m bench.record collect $$out bench/results.json; rm -f $$out; exit $$rc
+
+## Two commits side by side, each bench alternately in A and B (B defaults to this tree as it is):
+## `make bench-compare A=main B=HEAD BENCHES_ONLY=postsales,gateway ROUNDS=2`; writes bench/compare.json.
+bench-compare: setup
+	@test -n "$(A)" || { echo "usage: make bench-compare A=<commit> [B=<commit>] [BENCHES_ONLY=a,b] [ROUNDS=2]"; exit 2; }
+	@.venv/bin/python -m bench.record compare $(A) $(or $(B),.) --rounds $(or $(ROUNDS),2) \
+	  $(if $(BENCHES_ONLY),--benches $(BENCHES_ONLY)) $(if $(ARGS),-- $(ARGS))
 
 ## GET /api/postsales/v1/me/risk-items against the bare Falcon + asyncpg yardstick.
 bench-postsales: setup

@@ -18,7 +18,7 @@ from app.mail import Mailer
 from app.middleware import AccessLog, Lifespan, Observe
 from app.orchestrator.pipeline import Pipeline
 from app.orchestrator.service import Orchestrator
-from app.tokens import ISSUER, TokenService, service_tokens
+from app.tokens import ISSUER, DeviceTokens, TokenService, service_tokens
 
 log = structlog.get_logger("app")
 
@@ -36,6 +36,9 @@ class Services:
     orchestrator: Orchestrator
     pipeline: Pipeline
     mailer: Mailer | None = None
+    # Device tokens (docs/security.md "Devices"): holders' device_token, operators' `device` cookie.
+    holder_devices: DeviceTokens | None = None
+    operator_devices: DeviceTokens | None = None
     # The client of a request, by the one rule of app/addresses.py (every per-IP limit, /metrics).
     addresses: ClientAddresses | None = None
 
@@ -61,6 +64,8 @@ def build_services(config: Config) -> Services:
         orchestrator=orchestrator,
         pipeline=Pipeline(config, db, orchestrator),
         mailer=Mailer.from_config(config),
+        holder_devices=DeviceTokens(config.secret("DEVICE_TOKEN_SECRET"), "postsales", config.device_token_ttl),
+        operator_devices=DeviceTokens(config.secret("DEVICE_TOKEN_SECRET"), "dashboard", config.device_token_ttl),
         addresses=ClientAddresses(config.trusted_proxies),
     )
 
@@ -95,7 +100,7 @@ def create_app(config: Config | None = None, services: Services | None = None) -
 
     _point_the_way(services)
     app.set_error_serializer(errors.serialize_http_error)
-    app.add_error_handler(asyncpg.PostgresError, errors.handle_database_error)
+    app.add_error_handler(asyncpg.PostgresError, errors.database_error_handler(errors.CheckRules(services.db)))
     app.add_error_handler(Exception, errors.handle_unexpected)
 
     app.add_route("/", landing.Landing())

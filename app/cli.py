@@ -130,6 +130,9 @@ def slug_arg(value: str) -> str:
 
 
 def json_object_arg(value: str) -> dict:
+    from app.validation import MAX_JSON_DEPTH, nests_deeper  # the API's limit (docs/api.md)
+    if nests_deeper(value.encode(errors="surrogatepass")):
+        raise argparse.ArgumentTypeError(f"nests deeper than {MAX_JSON_DEPTH} levels")
     try:
         parsed = orjson.loads(value)
     except orjson.JSONDecodeError:

@@ -41,6 +41,8 @@ SECRETS = {
                            "so both hold the same value (outside development a worker without it refuses to start)",
     "WEBHOOK_SECRET_KEY": "partners' webhook secrets derive from it (docs/webhooks.md): the same in the command "
                           "line and the worker; changing it changes every partner's secret",
+    "DEVICE_TOKEN_SECRET": "signs device tokens: a holder's `device_token` and an operator's `device` cookie "
+                           "(docs/security.md, Devices); changing it ends every device's exemption",
 }
 SECRET_NAMES = tuple(SECRETS)
 MIN_SECRET_BYTES = 32
@@ -421,6 +423,10 @@ class Config:
         "database", parse_duration, group=WORKER)
     dashboard_session_ttl: int = setting("DASHBOARD_SESSION_TTL", "12h",
                                          "lifetime of a dashboard session (cookie and row)", parse_duration, group=OPS)
+    device_token_ttl: int = setting(
+        "DEVICE_TOKEN_TTL", "30d",
+        "lifetime of a device token (a holder's `device_token`, an operator's `device` cookie; docs/security.md); "
+        "each login or verification gives a fresh one", parse_duration, group=OPS)
     dashboard_login_concurrency: int = setting(
         "DASHBOARD_LOGIN_CONCURRENCY", "2",
         "argon2 verifications at once per API process (7 MiB each); more logins wait their turn", integer(1),

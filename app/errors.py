@@ -9,7 +9,10 @@ does), the stable code in DETAIL and optional JSON details in HINT:
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'access denied', DETAIL = 'ACCESS_DENIED';
 
 A data exception (SQLSTATE class 22: NUL in text, a value out of range...) that got past
-app/validation.py is the client's bad input: 400 VALIDATION_ERROR, never a 500. Any other
+app/validation.py is the client's bad input: 400 VALIDATION_ERROR, never a 500. So is a CHECK
+(of a table or a domain) that refuses a value: its field and its sentence come from the
+database, where the rule is (`COMMENT ON CONSTRAINT`, read through insurance.check_rules() by
+`CheckRules`): one text per rule, the same that gateway._broken_rules reports. Any other
 database or Python error becomes a generic 500: no SQL text, stack trace or secret
 ever reaches a client; the log keeps the cause with the request id.
 """
@@ -49,7 +52,8 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "BAD_REQUEST": (400, "IdDetails", "a request this route cannot read (another 400 than those below)"),
     "MALFORMED_JSON": (400, None, "the body is not JSON (or not UTF-8)"),
     "VALIDATION_ERROR": (400, "FieldProblems, FieldDetails or FieldListDetails",
-                         "a body, parameter or path id that breaks a rule; the field(s) in details"),
+                         "a body, parameter or path id that breaks a rule (the app's or a table's CHECK); "
+                         "the field(s) in details"),
     "MISSING_API_KEY": (400, None, "authorize without `x-api-key`"),
     "MISSING_BEARER_TOKEN": (400, "HintDetails", "no or malformed `Authorization: Bearer`"),
     "INVALID_WINDOW": (400, "WindowDetails", "a gateway window out of bounds (0 <= from <= to, at most 100 items)"),
@@ -83,7 +87,7 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "LENGTH_REQUIRED": (411, None, "a body without a length"),
     "PAYLOAD_TOO_LARGE": (413, "LimitDetails", "the body exceeds MAX_BODY_BYTES (16 KiB on anonymous routes)"),
     "UNSUPPORTED_MEDIA_TYPE": (415, None, "a body that is not application/json"),
-    "UNPROCESSABLE_ENTITY": (422, None, "a value a table refuses (a referenced row missing, a check)"),
+    "UNPROCESSABLE_ENTITY": (422, None, "a value a table refuses (a referenced row missing)"),
     "UNKNOWN_PACKAGE": (422, None, "no such package"),
     "INVALID_VARIANT": (422, "VariantsDetails", "a variant the package does not sell"),
     "RESERVED_FIELD": (422, "FieldProblems", "metadata holds a key the system owns"),
@@ -101,16 +105,19 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "OTP_ATTEMPTS_EXHAUSTED": (429, "RetryAfterDetails", "the code's failed verifications are used up"),
     "INTERNAL_ERROR": (500, None, "a fault of ours; the log has the cause under the request id"),
     "SERVICE_UNAVAILABLE": (503, None, "the service cannot answer now"),
-    "DATABASE_BUSY": (503, None, "a statement, lock wait or pooled connection took too long; see Retry-After"),
+    "DATABASE_BUSY": (503, None, "a statement, lock wait or pooled connection took too long, or a migration "
+                                 "is replacing what the call needs; see Retry-After"),
 }
 
 # Integrity errors a client can cause with valid JSON: a fixed message, never the database's.
+# (23514, a CHECK, is a VALIDATION_ERROR naming the field: see CheckRules.)
 _INTEGRITY = {
     "23505": (409, "CONFLICT", "resource already exists"),
     "23503": (422, "UNPROCESSABLE_ENTITY", "a referenced resource does not exist"),
-    "23514": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
     "23502": (422, "UNPROCESSABLE_ENTITY", "data cannot be processed"),
 }
+_CHECK_VIOLATION = "23514"
+_UNNAMED_RULE = "is not valid"  # a rule the catalog does not describe (yet): still no SQL
 # SQLSTATE class 22, data exceptions (also asyncpg's own DataError for an argument it cannot
 # encode, e.g. an integer beyond bigint): the input was bad, whatever the exact state.
 _DATA_EXCEPTION = (400, "VALIDATION_ERROR", "a value in the request is malformed or out of range")
@@ -131,8 +138,28 @@ def bad_request(message: str, code: str = "VALIDATION_ERROR", details: Any = Non
     return ApiError(400, code, message, details)
 
 
+def emission_answer(data: dict[str, Any]) -> dict[str, Any]:
+    """An emission's outcome as every emission route answers it: `data` itself, or the ApiError
+    of a refusal the database answered in its place ({"refused": {status, code, message}}), or
+    409 EMISSION_IN_PROGRESS while another call holds the key (the caller retries after
+    Retry-After; the outbox worker retries a 409 by itself)."""
+    if "refused" in data:
+        refused = data["refused"]
+        raise ApiError(refused["status"], refused["code"], refused["message"])
+    if data["status"] == "IN_PROGRESS":
+        raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
+                       details=data, headers={"Retry-After": "5"})
+    return data
+
+
 # statement_timeout, lock_timeout (and a cancelled statement): the database is busy, not broken.
 _BUSY = frozenset({"57014", "55P03"})
+# A migration replacing what a call needs: a function, table or schema missing between the DROP
+# and the CREATE of a deploy (sqitch runs each change in its own transaction), or dropped and
+# created again under a call that had looked up the old one (XX000 "cache lookup failed").
+# Asking again after the deploy answers right: busy too, not a 500. Logged, since an app rolled
+# out before its migration would answer this until the migration runs (docs/operations.md).
+_REPLACED = frozenset({"42883", "42P01", "3F000"})
 
 
 def database_busy() -> ApiError:
@@ -141,7 +168,44 @@ def database_busy() -> ApiError:
                     headers={"Retry-After": "1"})
 
 
-def from_database(exc: asyncpg.PostgresError) -> ApiError | None:
+class CheckRules:
+    """The CHECK rules of the tables and domains, as the database describes them: {(schema,
+    table or domain, constraint): ([column, ...], sentence)} from insurance.check_rules(),
+    read on the first violation (and again after a failed read). A rule's sentence is its
+    `COMMENT ON CONSTRAINT`: the text lives beside the rule, never copied here."""
+
+    def __init__(self, db=None) -> None:
+        self.db = db
+        self.rules: dict[tuple[str, str, str], tuple[list[str], str]] | None = None
+
+    async def ensure(self) -> None:
+        if self.rules is not None or self.db is None:
+            return
+        from app.db import ANON
+        try:
+            found = orjson.loads(await self.db.call(ANON, None, "insurance.check_rules"))
+        except Exception as exc:  # the answer falls back to a sentence without the rule's own
+            log.warning("check_rules_unreadable", error=type(exc).__name__)
+            return
+        self.rules = {(r["schema"], r["relation"], r["constraint"]): (r["columns"], r["message"]) for r in found}
+
+    def problems(self, exc: asyncpg.PostgresError) -> list[dict[str, str]]:
+        """[{field, message}] of the CHECK `exc` reports: a table's rule names its columns; a
+        domain's names the column asyncpg reports, if any."""
+        relation = getattr(exc, "table_name", None) or getattr(exc, "data_type_name", None) or ""
+        key = (getattr(exc, "schema_name", None) or "", relation, getattr(exc, "constraint_name", None) or "")
+        columns, message = (self.rules or {}).get(key, ([], _UNNAMED_RULE))
+        columns = columns or [getattr(exc, "column_name", None) or ""]
+        return [{"field": column, "message": message} for column in columns]
+
+
+def check_violation(exc: asyncpg.PostgresError, rules: CheckRules | None) -> ApiError:
+    problems = (rules or CheckRules()).problems(exc)
+    first = problems[0]
+    return ApiError(400, "VALIDATION_ERROR", f"{first['field'] or 'a value'} {first['message']}", problems)
+
+
+def from_database(exc: asyncpg.PostgresError, rules: CheckRules | None = None) -> ApiError | None:
     """The ApiError a database error stands for, or None for an unexpected one (a 500)."""
     state = exc.sqlstate or ""
     if state.startswith("PT") and state[2:].isdigit():
@@ -153,6 +217,11 @@ def from_database(exc: asyncpg.PostgresError) -> ApiError | None:
                 details = exc.hint
         return ApiError(int(state[2:]), exc.detail or None, exc.message or "", details)
     if state in _BUSY:
+        return database_busy()
+    if state == _CHECK_VIOLATION:
+        return check_violation(exc, rules)
+    if state in _REPLACED or (state == "XX000" and (exc.message or "").startswith("cache lookup failed")):
+        log.warning("database_object_missing", sqlstate=state, error=exc.message)
         return database_busy()
     if state in _INTEGRITY:
         status, code, message = _INTEGRITY[state]
@@ -193,13 +262,18 @@ def serialize_http_error(req: falcon.Request, resp: falcon.Response, exc: falcon
     resp.data = envelope(code, message, details, getattr(req.context, "request_id", None))
 
 
-async def handle_database_error(req: falcon.Request, resp: falcon.Response,
-                                exc: asyncpg.PostgresError, params: dict) -> None:
-    api_error = from_database(exc)
-    if api_error is None:
-        await handle_unexpected(req, resp, exc, params)
-        return
-    raise api_error
+def database_error_handler(rules: CheckRules):
+    """The app's handler of database errors (a CHECK's rules read from `rules`)."""
+    async def handle_database_error(req: falcon.Request, resp: falcon.Response,
+                                    exc: asyncpg.PostgresError, params: dict) -> None:
+        if exc.sqlstate == _CHECK_VIOLATION:
+            await rules.ensure()
+        api_error = from_database(exc, rules)
+        if api_error is None:
+            await handle_unexpected(req, resp, exc, params)
+            return
+        raise api_error
+    return handle_database_error
 
 
 async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exception,

@@ -2,6 +2,7 @@
 GET /metrics (Prometheus)."""
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 from typing import Callable
 
@@ -49,14 +50,21 @@ class Ready:
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         try:
-            deployed = set(await self.db.ping())
+            deployed = collections.Counter(await self.db.ping())
         except Exception as exc:  # any failure to reach the database means "not ready"
             log.warning("readyz_database_unreachable", error=type(exc).__name__)
             resp.status = falcon.HTTP_503
             resp.data = orjson.dumps({"status": "unavailable", "database": "unreachable"})
             resp.content_type = falcon.MEDIA_JSON
             return
-        missing = [name for name in self.planned if name not in deployed]
+        # A reworked change repeats its name in the plan, and sqitch records each deploy of it:
+        # the app is ready when every instance is deployed, not only the one it reworks.
+        planned = collections.Counter()
+        missing = []
+        for name in self.planned:
+            planned[name] += 1
+            if planned[name] > deployed[name]:
+                missing.append(name)
         resp.status = falcon.HTTP_503 if missing else falcon.HTTP_200
         resp.data = orjson.dumps({"status": "unavailable" if missing else "ready",
                                   "database": "ok", "pendingMigrations": missing})

@@ -160,3 +160,35 @@ class TokenService:
 
     def verify_header(self, authorization: str | None) -> VerifiedToken:
         return self.verify(bearer_token(authorization))
+
+
+class DeviceTokens:
+    """OWASP device cookies ("Slow down online guessing attacks with device cookies"): a client
+    that has completed a login for an account holds a signed, expiring token naming the account,
+    which exempts it from that account's ceiling (never from the per-(account, address) limits).
+
+    Python checks the signature, the expiry, the audience and the account; the database checks
+    what may have ended since (`gen`: an operator's device generation, bumped when the user is
+    disabled, the password changes or sessions are ended), in the same call as the limits.
+    One secret (DEVICE_TOKEN_SECRET), one audience per surface: a holder's token is no
+    operator's."""
+
+    def __init__(self, secret: str, surface: str, lifetime: int) -> None:
+        self._tokens = TokenService(secret, f"device/{surface}", lifetime, issuer=f"{ISSUER}-device",
+                                    cache_size=1_000)
+        self.lifetime = lifetime
+
+    def issue(self, account: str, **claims: Any) -> str:
+        return self._tokens.issue(account, **claims)
+
+    def claims(self, token: str | None, account: str) -> dict[str, Any] | None:
+        """The claims of `token` when it is a valid device token of `account`; None otherwise (no
+        token, another account's, expired, forged): such a request meets the ceilings as any."""
+        if not token or len(token) > 2048 or token.count(".") != 2:
+            return None
+        from app.errors import ApiError  # see _error
+        try:
+            claims = self._tokens.verify(token).claims
+        except ApiError:
+            return None
+        return claims if claims.get("sub") == account else None

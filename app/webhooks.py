@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import datetime
+import functools
 import hashlib
 import hmac
 import ipaddress
@@ -78,9 +79,16 @@ def new_salt() -> bytes:
 def sign(secrets_: list[str], msg_id: str, timestamp: int, body: str) -> str:
     """The webhook-signature header: `v1,<base64>` per secret, space separated (newest first),
     made by the standardwebhooks library itself."""
-    from standardwebhooks.webhooks import Webhook
     at = datetime.datetime.fromtimestamp(timestamp, tz=datetime.timezone.utc)
-    return " ".join(Webhook(s).sign(msg_id, at, body) for s in secrets_)
+    return " ".join(_signer(s).sign(msg_id, at, body) for s in secrets_)
+
+
+@functools.lru_cache(maxsize=1024)
+def _signer(secret: str):
+    """The library's signer of one secret, made once per channel and generation (it decodes
+    the secret)."""
+    from standardwebhooks.webhooks import Webhook
+    return Webhook(secret)
 
 
 # ---------------------------------------------------------------- endpoint rules

@@ -72,6 +72,13 @@ def wait_count(conn: psycopg.Connection, sql: str, args: tuple, want: int, timeo
     raise SystemExit(f"timed out: {sql}")
 
 
+def function_times(conn: psycopg.Connection) -> dict[str, tuple[int, float]]:
+    """{schema.function: (calls, self milliseconds)} of the database so far (track_functions)."""
+    return {f"{r[0]}.{r[1]}": (r[2], r[3]) for r in conn.execute(
+        "SELECT schemaname, funcname, sum(calls)::bigint, sum(self_time) FROM pg_stat_user_functions "
+        "GROUP BY 1, 2")}
+
+
 GRAPHILE_DIR = ROOT / "bench" / "graphile"
 
 
@@ -108,6 +115,9 @@ def main() -> int:
                         help="alternating rounds without and with a webhook on every item (0: none)")
     parser.add_argument("--peer-concurrency", type=int, default=50,
                         help="procrastinate worker -c (50: its best of 1, 10, 50 here)")
+    parser.add_argument("--function-stats", action="store_true",
+                        help="print the SQL functions' own time per emission of each run (track_functions on the "
+                             "throwaway database: where PostgreSQL's share goes)")
     args = parser.parse_args()
 
     db = f"insurance_bench_{os.getpid()}"
@@ -118,6 +128,9 @@ def main() -> int:
         subprocess.run(["sqitch", "--chdir", str(ROOT), "deploy", f"db:pg://{PG}/{db}"], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        env={**os.environ, "SQITCH_FULLNAME": "bench", "SQITCH_EMAIL": "bench@insurance.invalid"})
+        if args.function_stats:
+            subprocess.run(["psql", "-X", "-q", f"postgresql://{PG}/postgres", "-c",
+                            f'ALTER DATABASE "{db}" SET track_functions = \'all\''], check=True)
         sandbox_port, api_port = free_port(), free_port()
         sandbox, api = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{api_port}"
         env = {**os.environ, "APP_ENV": "test", "LOG_LEVEL": "warning", "PORT": str(api_port),
@@ -152,6 +165,7 @@ def main() -> int:
             groups = {"API": with_children(api_proc.pid), "worker(s)": [w.pid for w in workers],
                       "sandbox": [sandbox_proc.pid]}
             before = {name: cpu_seconds(pids) for name, pids in groups.items()}
+            functions_before = function_times(conn) if args.function_stats else {}
             db_before = cpu_seconds(backends())
             with conn.transaction():
                 ids = [r[0] for r in conn.execute(
@@ -175,8 +189,18 @@ def main() -> int:
                 f"{name} {1e6 * sec / args.items:.0f} us" for name, sec in used.items())
                 + f"; total {1e6 * sum(used.values()) / args.items:.0f} us, wall {1e6 * elapsed / args.items:.0f} us",
                 flush=True)
+            if args.function_stats:
+                time.sleep(1.5)  # backends report their statistics at most once a second
+                after = function_times(conn)
+                spent = sorted(((after[f][1] - functions_before.get(f, (0, 0.0))[1], after[f][0] -
+                                 functions_before.get(f, (0, 0.0))[0], f) for f in after), reverse=True)
+                print("  SQL functions' own time per emission: " + ", ".join(
+                    f"{name} {1e3 * ms / args.items:.0f} us ({calls / args.items:.2f} calls)"
+                    for ms, calls, name in spent[:8] if ms > 0), flush=True)
             if cpu is not None:
                 cpu.update(used)
+            if channel is None:
+                cpu_accounts[n_workers] = {name: 1e6 * sec / args.items for name, sec in used.items()}
             rss = max(peak_rss_mb(w.pid) for w in workers)
             for w in workers:
                 w.terminate()
@@ -196,12 +220,16 @@ def main() -> int:
             for r in range(args.webhook_rounds):
                 for kind, target in (("without", None), ("webhooks", channel)):
                     cpu: dict[str, float] = {}
-                    rate, _ = run(f"wh{r}{kind}-", n_workers, target, cpu)
+                    rate, rss = run(f"wh{r}{kind}-", n_workers, target, cpu)
                     rounds.append((kind, rate, 1e6 * sum(cpu.values()) / args.items))
-                    print(f"emissions {kind} webhooks, round {r + 1}, {n_workers} worker(s): {rate:8.0f}/s", flush=True)
+                    webhook_rss.append(rss)
+                    print(f"emissions {kind} webhooks, round {r + 1}, {n_workers} worker(s): {rate:8.0f}/s "
+                          f"(worker peak RSS {rss:.0f} MB)", flush=True)
             return rounds
 
         webhooks: list[tuple[str, float, float]] = []
+        webhook_rss: list[float] = []
+        cpu_accounts: dict[int, dict[str, float]] = {}  # the last plain run of each worker count
         results: dict[tuple[int, int], tuple[float, float]] = {}
         api_rss: dict[int, list[float]] = {}
         for api_workers in sorted({1, args.api_workers}):
@@ -301,12 +329,22 @@ def main() -> int:
                 grow = results[args.api_workers, n][0] / results[1, n][0]
                 print(f"  rate with API x{args.api_workers} / API x1, {n} worker(s): {grow:.2f}")
         top = results[1, max(counts)][0]
-        from bench.lib import goal
+        from bench.lib import goal, record
         goal(f"emissions, {max(counts)} workers / pgbench ceiling", top / tps, 0.75)
         goal(f"emissions, {max(counts)} workers / procrastinate no-op jobs", top / peer, 2.5)
         goal(f"emissions, {max(counts)} workers / Graphile Worker no-op jobs (the horizon)", top / graphile, 1.0)
-        goal("worker peak RSS", max(rss for _, rss in results.values()), 48, at_most=True, unit=" MB")
+        goal("worker peak RSS", max([rss for _, rss in results.values()] + webhook_rss), 48, at_most=True, unit=" MB")
         goal("API peak RSS", max(max(p) for p in api_rss.values()), 64, at_most=True, unit=" MB")
+        figures = {f"emissions/s, API x{a}, {n} worker(s)": rate for (a, n), (rate, _) in results.items()}
+        figures.update({f"CPU us per emission, {n} worker(s), {name}": us for n, used in cpu_accounts.items()
+                        for name, us in used.items()})
+        if webhooks:
+            figures.update({"emissions/s with a webhook on every item": hooked, "emissions/s without webhooks": plain,
+                            "webhooks on every item / none": hooked / plain,
+                            "CPU us per emission, webhooks on every item minus none": mean("webhooks", 2) - mean("without", 2)})
+        record("emissions", {"procrastinate no-op jobs/s": peer, "Graphile Worker no-op jobs/s": graphile,
+                             "pgbench ceiling emissions/s": tps, "pgbench one key per transaction pair/s": ceiling["one"]},
+               **figures)
     finally:
         for p in procs:
             p.terminate()

@@ -103,6 +103,11 @@ def main() -> int:
     met += [lib.goal(f"{r.name} p99 / bare p99 at {CONNECTIONS} connections", r.p99_ms / baseline.p99_ms,
                      lib.P99_GOAL, at_most=True) for r in rows]
     lib.goal("API peak RSS", app_rss, 64, at_most=True, unit=" MB")
+    lib.record("gateway", {"bare SELECT req/s": baseline.rps, "bare SELECT app CPU us": costs[baseline.name][0],
+                           "bare SELECT db CPU us": costs[baseline.name][1]},
+               **{f"{r.name} req/s": r.rps for r in rows},
+               **{f"{name} {side} CPU us": cost[i] for name, cost in costs.items() if name != baseline.name
+                  for i, side in enumerate(("app", "db"))})
     return 0 if all(met) and not any(r.errors for r in rows) else 1
 
 

@@ -6,6 +6,9 @@
 - `table(...)`: the figures as a plain-text table.
 - `measured(...)`: a wrk round and the CPU microseconds each request cost the server process
   and its PostgreSQL backends (/proc): steadier than req/s on a loaded machine.
+- `goal(...)` prints a figure beside its goal and keeps it; `record(bench, yardsticks)` then
+  prints every kept figure and the same run's yardsticks on one line that bench/record.py reads
+  (`make bench` writes them to bench/results.json; `make bench-compare` runs two commits).
 
 Ratios, not absolute numbers, are what a run can be judged on: this machine is noisy, so
 every script measures its yardstick in the same run.
@@ -38,7 +41,7 @@ APP_URL = f"postgresql://insurance_app@{PGHOST}:{PGPORT}/{BENCH_DB}"
 SECRETS = {name: f"bench-{name.lower()}-0123456789abcdef0123456789abcdef" for name in (
     "POSTSALES_JWT_SECRET", "AUTH_SECRET", "AUTH_SECRET_V2", "AUTH_IA_SECRET", "AUTH_IA_SECRET_V2",
     "AUTH_INTEGRATION_SECRET", "AUTH_INTEGRATION_SECRET_V2", "SERVICE_ROLE_SECRET", "OTP_HASH_SECRET",
-    "WEBHOOK_SECRET_KEY")}
+    "WEBHOOK_SECRET_KEY", "DEVICE_TOKEN_SECRET")}
 
 
 def log(message: str) -> None:
@@ -118,6 +121,7 @@ def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/he
                "--workers", str(workers)]
     process = subprocess.Popen(command, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
+    spy = None
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -129,6 +133,7 @@ def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/he
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{target} did not start")
             time.sleep(0.1)
+        spy = _profile(process.pid, target, port)
         yield Server(url, process)
     finally:
         process.terminate()
@@ -136,6 +141,20 @@ def serve(target: str, env: dict[str, str], workers: int = 1, health: str = "/he
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
+        if spy is not None:
+            spy.wait(30)
+
+
+def _profile(pid: int, target: str, port: int) -> subprocess.Popen | None:
+    """BENCH_PYSPY=<folder>: py-spy records the app's server process until it ends (one raw
+    stack file per server, to read with speedscope or a few lines of Python)."""
+    folder = os.environ.get("BENCH_PYSPY")
+    if not folder or not target.startswith("app."):
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([str(Path(PYTHON).parent / "py-spy"), "record", "--pid", str(pid), "-r", "200", "-f", "raw",
+                             "--nonblocking", "-o", f"{folder}/{target.replace(':', '-')}-{port}.txt"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 @dataclass
@@ -252,12 +271,28 @@ def table(rows: list[Load], baseline: Load) -> str:
     return "\n".join(lines)
 
 
+RECORD_PREFIX = "BENCH-RECORD "
+_figures: dict[str, dict[str, float | bool | str]] = {}
+
+
 def goal(what: str, value: float, target: float, at_most: bool = False, unit: str = "") -> bool:
-    """One line: a figure of issue 14's table beside its goal; True when met."""
+    """One line: a figure of issue 14's table beside its goal; True when met. Kept for record()."""
     met = value <= target if at_most else value >= target
+    _figures[what] = {"value": round(value, 4), "goal": target, "at_most": at_most, "met": met, "unit": unit.strip()}
     print(f"{'goal met   ' if met else 'GOAL MISSED'}  {what}: {value:.2f}{unit} "
           f"({'at most' if at_most else 'at least'} {target:g}{unit})")
     return met
+
+
+def record(bench: str, yardsticks: dict[str, float], **figures: float) -> None:
+    """One machine-readable line: this run's goal() figures (and any other `figures`) beside the
+    yardsticks measured in the same run, for bench/record.py."""
+    import json
+    kept = {**_figures, **{name: {"value": round(value, 4)} for name, value in figures.items()}}
+    print(RECORD_PREFIX + json.dumps({"bench": bench, "figures": kept,
+                                      "yardsticks": {k: round(v, 4) for k, v in yardsticks.items()}},
+                                     sort_keys=True), flush=True)
+    _figures.clear()
 
 
 def rss_line(processes: dict[str, float]) -> str:

@@ -157,6 +157,8 @@ def main() -> int:
         wait_http(f"{url}/_sandbox/health")
         print(f"orchestrator -> sandbox {url}, {args.seconds:g} s per level, {os.cpu_count()} cores", flush=True)
         rows = asyncio.run(bench(args, database_url, admin_url, url))
+        from bench.lib import record
+        record("orchestrator", {}, **{f"{r['provider']} c={r['concurrency']} emits/s": r["emits_per_s"] for r in rows})
         if args.json:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_bytes(orjson.dumps(rows, option=orjson.OPT_INDENT_2))

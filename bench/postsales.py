@@ -23,7 +23,7 @@ os.environ.setdefault("BENCH_DB", "insurance_bench_postsales")  # not the other 
 import httpx  # noqa: E402
 import psycopg  # noqa: E402
 
-from bench.lib import (HOLDER_GOAL, P99_GOAL, SECRETS, APP_URL, Load, app_environ, bench_database, cpu_table,  # noqa: E402
+from bench.lib import (record, HOLDER_GOAL, P99_GOAL, SECRETS, APP_URL, Load, app_environ, bench_database, cpu_table,  # noqa: E402
                        goal, log, measured, pgbouncer,
                        rss_line, serve, table, through_pgbouncer, wrk)
 
@@ -134,6 +134,12 @@ def main() -> int:
     goal(f"GET /me/risk-items p99 / bare p99 at {args.connections} connections (median round ratio)",
          p99_paired[len(p99_paired) // 2], P99_GOAL, at_most=True)
     goal("API peak RSS", rss["app"], 64, at_most=True, unit=" MB")
+    bare_cpu = min(cpu[baseline.name], key=sum)
+    list_cpu = min(cpu[listed.name], key=sum)
+    record("postsales", {"bare SELECT req/s": baseline.rps, "bare SELECT app CPU us": bare_cpu[0],
+                         "bare SELECT db CPU us": bare_cpu[1]},
+           **{"GET /me/risk-items req/s": listed.rps, "GET /me/risk-items app CPU us": list_cpu[0],
+              "GET /me/risk-items db CPU us": list_cpu[1]})
     return 0 if listed.errors == 0 and baseline.errors == 0 and bounced_load.errors == 0 else 1
 
 

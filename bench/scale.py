@@ -270,6 +270,11 @@ def main() -> int:
                   f"{'  > 2x' if ratio > 2 else ''}")
         print(f"{'goal met   ' if not missed else 'GOAL MISSED'}  every operation within 2x of its empty-database "
               f"time (worst {worst:.2f}x{'; over: ' + ', '.join(missed) if missed else ''})")
+        from bench.lib import record
+        record("scale", {f"{op.name} empty p50 ms": statistics.median(times[op.name, "empty"]) for op in ops},
+               **{"worst full/empty": worst},
+               **{f"{op.name} full/empty": statistics.median(times[op.name, "full"]) / statistics.median(times[op.name, "empty"])
+                  for op in ops})
         if args.keep:
             print(f"kept: {empty} {full}")
         return 0 if not missed else 1

@@ -78,7 +78,7 @@ def main() -> int:
             print(f"one batch of {args.batch} emissions, as the pipeline runs it:")
             begin = run("integrations.begin_batch", "SELECT integrations.begin_batch(%s, 'st', 60)",
                         orjson.dumps(specs).decode())
-            record = run("integrations.record_batch", "SELECT integrations.record_batch(%s, '{}')",
+            record_ = run("integrations.record_batch", "SELECT integrations.record_batch(%s, '{}')",
                          orjson.dumps(outcomes).decode())
             print(f"one batch of {args.batch} outbox deliveries, as the worker runs it:")
             claim = run("outbox.claim_batch", "SELECT outbox.claim_batch('st', %s, 60)", args.batch)
@@ -86,9 +86,12 @@ def main() -> int:
             deliver = run("outbox.record_deliveries", "SELECT outbox.record_deliveries('st', %s, 20)",
                           orjson.dumps([{"id": i, "status": 200} for i in ids_out]).decode())
         n = args.batch
-        print(f"per emission: {(begin + record) / n:.1f} statements in the pipeline's 2 calls "
+        print(f"per emission: {(begin + record_) / n:.1f} statements in the pipeline's 2 calls "
               f"({2 / n:.2f} round trips), {(claim + deliver) / n:.1f} in the worker's 2 calls "
               f"({2 / n:.2f} round trips, plus the batch's HTTP request to the API)")
+        from bench.lib import record
+        record("statements", {}, **{"statements per emission, pipeline": (begin + record_) / n,
+                                    "statements per delivery, worker": (claim + deliver) / n})
         return 0
     finally:
         subprocess.run(["psql", "-X", "-q", f"postgresql://{PG}/postgres", "-c",

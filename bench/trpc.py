@@ -22,7 +22,7 @@ import orjson
 import psycopg
 
 from app.dashboard.passwords import PASSWORD_HASHER
-from bench.lib import (P99_GOAL, TRPC_GOAL, Load, app_environ, bench_database, cpu_table, goal, log, measured, medians,
+from bench.lib import (record, P99_GOAL, TRPC_GOAL, Load, app_environ, bench_database, cpu_table, goal, log, measured, medians,
                        rss_line, serve, table)
 
 EMAIL = "bench-ops@insurance.invalid"
@@ -120,6 +120,11 @@ def main() -> None:
     goal(f"trpc byRiskItem p99 / bare p99 at {args.connections} connections (median round ratio)",
          by_item_p99, P99_GOAL, at_most=True)
     goal("API peak RSS", rss["API"], 64, at_most=True, unit=" MB")
+    record("trpc", {"bare SELECT req/s": baseline.rps, "bare SELECT app CPU us": costs[baseline.name][0],
+                    "bare SELECT db CPU us": costs[baseline.name][1]},
+           **{f"{r.name} req/s": r.rps for r in rows},
+           **{f"{name} {side} CPU us": cost[i] for name, cost in costs.items() if name != baseline.name
+              for i, side in enumerate(("app", "db"))})
 
 if __name__ == "__main__":
     main()

@@ -67,8 +67,14 @@ if [ $# -eq 0 ]; then
   say "reliability: PostgreSQL restarts in the middle of a batch"
   .venv/bin/pytest -m restarts_postgres
   say "pytest: the rest"
+  .venv/bin/pytest -m "not restarts_postgres and not upgrade"
+  # Databases of their own: the newest release deployed from git, filled, HEAD deployed over it;
+  # once with data, once under live traffic (prints the longest pause). Skipped before a release.
+  say "upgrade: the newest release to HEAD (tests/test_upgrade.py)"
+  .venv/bin/pytest -m upgrade -p no:cacheprovider tests/test_upgrade.py
+else
+  .venv/bin/pytest -m "not restarts_postgres" "$@"
 fi
-.venv/bin/pytest -m "not restarts_postgres" "$@"
 
 # The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once
 # more through PgBouncer in transaction pooling mode, as production runs them (docs/operations.md

@@ -142,9 +142,11 @@ def wait_http(url: str, timeout: float = 20.0, process: subprocess.Popen | None 
 
 
 @contextlib.contextmanager
-def running(args: list[str], env: dict[str, str], ready_url: str | None = None) -> Iterator[subprocess.Popen]:
-    """A real child process (`python -m app ...`), stopped with SIGTERM at the end."""
-    proc = subprocess.Popen([sys.executable, "-m", "app", *args], env=env, cwd=ROOT,
+def running(args: list[str], env: dict[str, str], ready_url: str | None = None,
+            cwd: Path = ROOT) -> Iterator[subprocess.Popen]:
+    """A real child process (`python -m app ...`), stopped with SIGTERM at the end; `cwd` is the
+    code it runs (another release's files, tests/test_upgrade.py)."""
+    proc = subprocess.Popen([sys.executable, "-m", "app", *args], env=env, cwd=cwd,
                             stdout=subprocess.DEVNULL if not os.environ.get("TEST_VERBOSE") else None,
                             stderr=None)
     try:

@@ -39,6 +39,20 @@ async def test_readyz_is_503_when_a_planned_change_is_not_deployed(tmp_path, con
     assert resp.json["pendingMigrations"] == ["not_deployed_yet"]
 
 
+async def test_readyz_is_503_while_a_rework_is_not_deployed(tmp_path, config):
+    """A reworked change has the name of the one it reworks: the app that needs the new text is
+    not ready while only the old one is deployed (docs/operations.md "Upgrading")."""
+    plan = tmp_path / "sqitch.plan"
+    plan.write_text(config.sqitch_plan.read_text()
+                    + "@v9.9.9 2026-01-01T00:00:00Z A <a@b.c> # a release\n"
+                    + "roles [roles@v9.9.9] 2026-01-01T00:00:01Z A <a@b.c> # roles reworked\n")
+    cfg = Config.from_env(child_environ(SQITCH_PLAN=str(plan)))
+    async with falcon.testing.ASGIConductor(create_app(cfg)) as conductor:
+        resp = await conductor.simulate_get("/readyz")
+    assert resp.status_code == 503
+    assert resp.json["pendingMigrations"] == ["roles"]
+
+
 async def test_readyz_is_503_when_the_database_is_unreachable():
     cfg = Config.from_env(child_environ(DATABASE_URL="postgresql://insurance_app@127.0.0.1:1/none"))
     async with falcon.testing.ASGIConductor(create_app(cfg)) as conductor:

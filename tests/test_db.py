@@ -7,12 +7,14 @@ import asyncio
 import os
 import time
 
+import asyncpg
 import falcon.testing
 import psycopg
 import pytest
 
 from app.app import create_app
 from app.config import Config
+from app.errors import from_database
 from tests.conftest import child_environ, unique
 
 OTP_REQUEST = "/api/postsales/v1/auth/otp/request"
@@ -54,3 +56,53 @@ async def test_no_pooled_connection_in_time_is_503_database_busy(held_otp_lock):
         assert_busy(waiting)
         assert time.monotonic() - started < 1.5, "DB_ACQUIRE_TIMEOUT ended the wait, not the lock"
         assert_busy(await stuck)
+
+
+# A deploy that replaces a function the app calls (a `sqitch rework` restating it with DROP and
+# CREATE, or two changes, each its own transaction) makes it missing, or gone under a call that
+# had already looked it up: the answer is a retryable 503, never a 500 (tests/test_upgrade.py
+# runs a whole upgrade under traffic).
+
+@pytest.fixture
+def request_otp_missing(admin):
+    """postsales.request_otp away under another name for the test, as between the DROP and
+    the CREATE of a deploy; put back (grants, contract and all) afterwards."""
+    signatures = [r["sig"] for r in admin.execute(
+        "SELECT oid::regprocedure::text AS sig FROM pg_proc WHERE "
+        "proname = 'request_otp' AND pronamespace = 'postsales'::regnamespace")]  # every overload
+    assert signatures
+    for signature in signatures:
+        admin.execute(f"ALTER FUNCTION {signature} RENAME TO request_otp_away")
+    try:
+        yield
+    finally:
+        for signature in signatures:
+            admin.execute(f"ALTER FUNCTION {signature.replace('request_otp', 'request_otp_away', 1)} "
+                          "RENAME TO request_otp")
+
+
+async def test_a_function_missing_in_the_middle_of_a_deploy_is_503_database_busy(client, request_otp_missing):
+    resp = await client.simulate_post(OTP_REQUEST, json={"email": f"{unique('deploy')}@example.com"})
+    assert_busy(resp)
+    assert "request_otp" not in resp.text, "no SQL text reaches a client"
+
+
+def server_error(sqlstate: str, message: str) -> asyncpg.PostgresError:
+    """The exception asyncpg makes of the server's error message with these fields."""
+    return asyncpg.PostgresError.new({"S": "ERROR", "C": sqlstate, "M": message})
+
+
+# Seen here: a function dropped and created again in one transaction while four connections call
+# it in a loop fails one call in a few thousand with XX000 "cache lookup failed for function".
+@pytest.mark.parametrize("sqlstate, message", [
+    ("XX000", "cache lookup failed for function 54682"),
+    ("42P01", 'relation "insurance.risk_items" does not exist'),
+    ("3F000", 'schema "postsales" does not exist'),
+])
+def test_what_a_deploy_replaces_under_a_call_is_503_database_busy(sqlstate, message):
+    error = from_database(server_error(sqlstate, message))
+    assert (error.status, error.code, error.headers) == ("503 Service Unavailable", "DATABASE_BUSY", {"Retry-After": "1"})
+
+
+def test_another_internal_error_is_still_a_500():
+    assert from_database(server_error("XX000", "could not open file")) is None

@@ -2,6 +2,10 @@
 reproduced, the body caps, and credentials checked before a body is read."""
 from __future__ import annotations
 
+import json
+import random
+import re
+from typing import Any
 
 import asyncpg
 import httpx
@@ -9,7 +13,7 @@ import orjson
 import pytest
 
 from app import errors
-from app.validation import ANONYMOUS_BODY_BYTES
+from app.validation import ANONYMOUS_BODY_BYTES, MAX_JSON_DEPTH, nests_deeper
 from tests.conftest import unique
 from tests.credentials import holder_bearer, login_body, make_channel, make_dashboard_user, service_bearer
 
@@ -195,3 +199,110 @@ async def test_a_backoffice_form_with_a_non_ascii_csrf_token_is_refused_not_a_50
         "Cookie": f"dashboard_session={login.cookies['dashboard_session'].value}",
         "Content-Type": "application/x-www-form-urlencoded"})
     assert problem(resp)["field"] == "csrf"
+
+
+# ---------------------------------------------------------------- nesting (issue 31)
+
+def nested(depth: int) -> bytes:
+    """A JSON object `depth` levels deep: {"a": {"a": ... {} ...}}."""
+    return b'{"a":' * (depth - 1) + b"{}" + b"}" * (depth - 1)
+
+
+async def json_routes(client, admin, services) -> list[tuple[str, str, dict[str, str]]]:
+    """(method, path, credentials) of every operation of the served document that takes a JSON
+    body, path parameters filled in, each with a real credential of its security scheme."""
+    user = make_dashboard_user(admin)
+    login = await client.simulate_post("/api/auth/login", body=login_body(user),
+                                       headers={"Content-Type": "application/json"})
+    schemes = {"dashboardSession": {"Cookie": f"dashboard_session={login.cookies['dashboard_session'].value}"},
+               "serviceRole": service_bearer(services),
+               "postsalesBearer": holder_bearer(services, "deep@example.com")}
+    document = (await client.simulate_get("/openapi.json")).json
+    routes = []
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method not in ("post", "put", "patch", "delete"):
+                continue
+            body = operation.get("requestBody", {})
+            if "$ref" in body:
+                body = document["components"]["requestBodies"][body["$ref"].rsplit("/", 1)[1]]
+            if "application/json" not in body.get("content", {}):
+                continue
+            [scheme] = [name for requirement in operation["security"] for name in requirement] or [None]
+            if scheme is not None and scheme not in schemes:  # a gateway branch's bearer
+                branch = path.split("/")[3]
+                schemes[scheme] = await gateway_token(client, admin, branch)
+            concrete = path.replace("{path}", "integrationEmissions.retryEmissions")
+            routes.append((method.upper(), re.sub(r"\{[^}]+\}", "1", concrete), schemes.get(scheme, {})))
+    return routes
+
+
+async def test_a_body_nested_254_levels_deep_is_400_on_every_json_route(client, admin, services):
+    routes = await json_routes(client, admin, services)
+    assert len(routes) >= 14 and any("/trpc/" in path for _, path, _ in routes)
+    policy = unique("P")  # orjson.dumps stopped at 255 levels: a gateway create was stored, then a 500
+    deep = b'{"policy_uid": "' + policy.encode() + b'", "insured_subject": ' + nested(253) + b"}"
+    for method, path, credential in routes:
+        resp = await client.simulate_request(method, path, body=deep,
+                                             headers={**credential, "Content-Type": "application/json"})
+        assert resp.status_code == 400, f"{method} {path}: {resp.status_code} {resp.text[:300]}"
+        if "/trpc/" in path:  # tRPC's own envelope
+            [item] = resp.json if isinstance(resp.json, list) else [resp.json]
+            assert item["error"]["data"]["code"] == "BAD_REQUEST", resp.text
+            assert f"deeper than {MAX_JSON_DEPTH} levels" in item["error"]["message"], resp.text
+        else:
+            assert problem(resp) == {"field": "", "message": f"nests deeper than {MAX_JSON_DEPTH} levels "
+                                                              "of objects and arrays"}, f"{method} {path}"
+    assert admin.execute("SELECT count(*) AS n FROM insurance.risk_items WHERE policy_uid = %s",
+                         (policy,)).fetchone()["n"] == 0
+
+
+async def test_the_nesting_limit_is_checked_on_the_query_input_of_trpc_too(client, admin):
+    user = make_dashboard_user(admin)
+    login = await client.simulate_post("/api/auth/login", body=login_body(user),
+                                       headers={"Content-Type": "application/json"})
+    resp = await client.simulate_get("/api/trpc/integrationEmissions.list",
+                                     headers={"Cookie": f"dashboard_session={login.cookies['dashboard_session'].value}"},
+                                     params={"input": nested(MAX_JSON_DEPTH + 1).decode()})
+    assert resp.status_code == 400 and resp.json["error"]["data"]["code"] == "BAD_REQUEST", resp.text
+    assert f"deeper than {MAX_JSON_DEPTH} levels" in resp.json["error"]["message"], resp.text
+
+
+async def test_a_body_at_the_nesting_limit_is_read(client):
+    at_limit = b'{"email": "deep@example.com", "x": ' + nested(MAX_JSON_DEPTH - 1) + b"}"
+    resp = await client.simulate_post(f"{PS}/auth/otp/request", body=at_limit,
+                                      headers={"Content-Type": "application/json"})
+    assert resp.status_code != 400 or problem(resp)["field"] != "", resp.text  # not refused for its depth
+    over = b'{"email": "deep@example.com", "x": ' + nested(MAX_JSON_DEPTH) + b"}"
+    resp = await client.simulate_post(f"{PS}/auth/otp/request", body=over, headers={"Content-Type": "application/json"})
+    assert problem(resp)["field"] == ""
+
+
+def random_json(rng: random.Random, depth: int = 0) -> Any:
+    """A value whose strings hold brackets, quotes and backslashes (what the depth scan must skip)."""
+    if depth > 8 or rng.random() < 0.3:
+        return rng.choice(['a"[{', "\\[", "x", 1, None, '\\"]]}', "\\\\", ""])
+    if rng.random() < 0.5:
+        return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {rng.choice(["[", "k", '"{', "\\"]) + str(i): random_json(rng, depth + 1) for i in range(rng.randint(0, 3))}
+
+
+def depth_of(value: Any) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(depth_of, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(depth_of, value.values()), default=0)
+    return 0
+
+
+def test_the_raw_depth_scan_agrees_with_a_parser():
+    rng = random.Random(31)
+    for _ in range(2000):
+        value = random_json(rng)
+        depth = depth_of(value)
+        for raw in (orjson.dumps(value), json.dumps(value, indent=1).encode()):
+            for limit in {0, 1, 2, max(depth - 1, 0), depth, depth + 1}:
+                assert nests_deeper(raw, limit) == (depth > limit), (raw, limit)
+    assert not nests_deeper(b'"' + b"[" * 100 + b'"', 1)
+    assert nests_deeper(b"[" * 65 + b"]" * 65) and not nests_deeper(b"[" * 64 + b"]" * 64)
+    assert nests_deeper(b"[[]" * 64 + b"]" * 64) and not nests_deeper(b"[[]" * 63 + b"]" * 63)  # a leaf in each level

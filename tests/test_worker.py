@@ -8,6 +8,7 @@ import dataclasses
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -16,11 +17,11 @@ from tests.conftest import ROOT
 
 
 class Recorder(BaseHTTPRequestHandler):
-    received: list[tuple[str, dict, dict]] = []
+    received: list[tuple[str, Any, dict]] = []
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.received.append((self.path, dict(self.headers), body))
+        self.received.append((self.path, self.headers, body))  # names case-insensitive, as HTTP's
         if self.path.endswith("/batch-here"):
             results = [{"id": r["id"], "status": 200 if i == 0 else 409,
                         **({"error": {"code": "EMISSION_IN_PROGRESS"}} if i else {})}
@@ -80,7 +81,7 @@ def test_rows_travel_together_as_they_say(admin, config):
 
 
 def test_the_worker_knows_no_path_of_the_api():
-    source = Path(ROOT, "app", "worker.py").read_text()
+    source = "".join(p.read_text() for p in [Path(ROOT, "app", "worker.py"), *Path(ROOT, "app", "outbox").glob("*.py")])
     assert "/api/integrations" not in source, "rows say where they go and how they may be batched"
 
 
@@ -159,3 +160,56 @@ def test_a_slow_peer_is_cut_off_before_the_lease_ends_and_never_delivered_twice(
     recorded = admin.execute("SELECT attempts, last_error FROM outbox.http_requests WHERE id = %s",
                              (row,)).fetchone()
     assert recorded["attempts"] >= 1 and "total deadline" in (recorded["last_error"] or ""), recorded
+
+
+class _Unhurried(BaseHTTPRequestHandler):
+    """Answers each POST after a short pause, so that deliveries end one by one."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        import time
+        self.rfile.read(int(self.headers["Content-Length"]))
+        time.sleep(0.02)
+        self.send_response(204)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def test_a_finished_delivery_does_not_send_the_worker_back_to_an_empty_queue(admin, config):
+    """Issue 32: every delivery that ended woke the claims, and each found the queue empty: one
+    claim_batch per webhook, most of the +700 µs of PostgreSQL CPU a webhook cost. The worker
+    claims again when a notification, a delayed row or the poll says rows may be due, or when
+    slots free up after a claim that filled them."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Unhurried)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    admin.execute("UPDATE outbox.http_requests SET delivered_at = now(), lease_until = NULL WHERE delivered_at IS NULL")
+    ids = [admin.execute("SELECT outbox.http_post(%s, '{}'::jsonb) AS id",
+                         (f"http://127.0.0.1:{server.server_port}/hook/{n}",)).fetchone()["id"] for n in range(40)]
+    claims = []
+    try:
+        worker = Worker(config, poll_interval=5.0)
+        claim = worker.queue.claim
+
+        async def counted(size: int):
+            got = await claim(size)
+            claims.append(len(got.rows))
+            return got
+        worker.queue.claim = counted
+
+        async def run() -> None:
+            task = asyncio.create_task(worker.run())
+            for _ in range(200):
+                await asyncio.sleep(0.05)
+                if worker.delivered >= len(ids):
+                    break
+            worker.stop()
+            await task
+
+        asyncio.run(run())
+    finally:
+        server.shutdown()
+        admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = ANY(%s)", (ids,))
+    assert worker.delivered == len(ids) and sum(claims) == len(ids)
+    assert len(claims) <= 3, f"{len(claims)} claims for {len(ids)} rows delivered at once: {claims}"

@@ -7,6 +7,11 @@ reserved in PostgreSQL before the password is verified, per (e-mail, address), p
 per e-mail (a high account-wide ceiling), and refunded on success (dashboard.login_user answers
 RATE_LIMITED once none is left), so a burst cannot outrun them and an address that guesses
 locks out itself, not the owner elsewhere (docs/security.md).
+
+A successful login also sets the HttpOnly cookie `device` (app/tokens.py DeviceTokens: the
+account and its device generation, signed): a later login for that account with it is exempt
+from the account-wide ceiling, never from the per-(e-mail, address) limit. Disabling the
+user, a new password or ended sessions bump the generation, which ends every such cookie.
 """
 from __future__ import annotations
 
@@ -30,6 +35,8 @@ from app.responses import send
 log = structlog.get_logger("app.dashboard.auth")
 
 SESSION_COOKIE = "dashboard_session"
+DEVICE_COOKIE = "device"
+DEVICE_COOKIE_PATH = "/api/auth/login"  # sent only where it counts
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -167,7 +174,8 @@ class Login(_SessionRoute):
         body = await _login_input(req)
         email, ip, call = body.email.lower(), self.services.addresses.limit_key(req), self.services.db.call
         ttl = self.services.config.dashboard_session_ttl
-        found = await call(db.ANON, None, "dashboard.login_user", email, ip)
+        device = self.device(req, email)
+        found = await call(db.ANON, None, "dashboard.login_user", email, ip, *device)
         user = orjson.loads(found) if found else None
         if user and "error" in user:  # this (e-mail, address), this address or the account: no attempt left
             retry_after = str(user.get("retryAfter", 60))
@@ -192,12 +200,27 @@ class Login(_SessionRoute):
         token = secrets.token_urlsafe(32)
         session = orjson.loads(await call(
             db.ANON, None, "dashboard.login_succeeded", email, user["passwordHash"], token_hash(token),
-            ttl, ip, req.user_agent))
+            ttl, ip, req.user_agent, *device))
         log.info("dashboard_login", user_id=session["userId"], ip=ip)
         resp.set_cookie(SESSION_COOKIE, token, max_age=ttl, path="/", secure=self.secure,
                         http_only=True, same_site="Lax")
+        devices = self.services.operator_devices
+        resp.set_cookie(DEVICE_COOKIE, devices.issue(session["email"], uid=session["userId"],
+                                                     gen=session["deviceGeneration"]),
+                        max_age=devices.lifetime, path=DEVICE_COOKIE_PATH, secure=self.secure,
+                        http_only=True, same_site="Lax")
         send(resp, {"user": {"id": session["userId"], "email": session["email"]},
                     "expiresAt": session["expiresAt"]})
+
+
+    def device(self, req: falcon.Request, email: str) -> tuple[int | None, int | None]:
+        """(user id, device generation) of the request's `device` cookie when it is a valid one
+        of this e-mail's account, else (None, None); the database compares the generation."""
+        claims = self.services.operator_devices.claims(
+            next(iter(req.get_cookie_values(DEVICE_COOKIE) or ()), None), email)
+        if claims is None or not all(type(claims.get(k)) is int for k in ("uid", "gen")):
+            return None, None
+        return claims["uid"], claims["gen"]
 
 
 class Logout(_SessionRoute):

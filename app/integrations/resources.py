@@ -13,17 +13,10 @@ from typing import Any
 import falcon
 
 from app.auth import bearer
-from app.errors import ApiError, bad_request
+from app.errors import ApiError, bad_request, emission_answer
 from app.orchestrator.pipeline import SALES_DISPATCH
 from app.responses import send
 from app.validation import id_and_uid, invalid, json_object, positive_id as _id
-
-
-def _send(resp: falcon.Response, data: dict[str, Any]) -> None:
-    if data["status"] == "IN_PROGRESS":
-        raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
-                       details=data, headers={"Retry-After": "5"})
-    send(resp, data)
 
 
 class _Service:
@@ -85,10 +78,7 @@ class SingleEmission(_Service):
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         [data] = await self.pipeline.run_specs([self.spec(await self.body(req))])
-        if "refused" in data:
-            refused = data["refused"]
-            raise ApiError(refused["status"], refused["code"], refused["message"])
-        _send(resp, data)
+        send(resp, emission_answer(data))
 
 
 @falcon.before(bearer)
@@ -118,13 +108,9 @@ class DispatchBatch(_Service):
         for result in results:
             if "status" in result:
                 continue
-            data = next(answers)
-            if "refused" in data:
-                refused = data["refused"]
-                result.update(status=refused["status"], error={"code": refused["code"], "message": refused["message"]})
-            elif data["status"] == "IN_PROGRESS":
-                result.update(status=409, error={"code": "EMISSION_IN_PROGRESS",
-                                                 "message": "another call is emitting this item"}, data=data)
-            else:
-                result.update(status=200, data=data)
+            try:
+                result.update(status=200, data=emission_answer(next(answers)))
+            except ApiError as exc:  # what the single route would answer, as this row's outcome
+                result.update(status=exc.status_code, error={"code": exc.code, "message": exc.message},
+                              **({"data": exc.details} if exc.details is not None else {}))
         send(resp, {"results": results})

@@ -15,7 +15,7 @@ so that no file repeats it (CONTRIBUTING.md, "API reference"):
 - `security: [{gatewayBearer: []}]` on a path under /api/gateway/<branch>/ becomes that
   branch's own scheme (gatewayV1, gatewayIaV2, ...), generated here with the branch rule;
 - responses: `X-Request-Id` on every answer, X-RateLimit-* on a gateway bearer route's success,
-  413/415 where a body is read, 500 and 503 DATABASE_BUSY on every envelope route that reads
+  413/415 where a body is read (and the nesting limit in a JSON body's description), 500 and 503 DATABASE_BUSY on every envelope route that reads
   the database (`x-database: false` opts out);
 - the `ErrorCode` enum, from app/errors.py CODES;
 - `servers`: PUBLIC_BASE_URL when it is set, else the relative "/".
@@ -164,6 +164,18 @@ def _resolve(document: dict, value: dict) -> dict:
     return value
 
 
+def _depth_limit(body: dict) -> None:
+    """A JSON body's description names the nesting limit (once, also for a shared component)."""
+    from app.validation import MAX_JSON_DEPTH
+    if "application/json" not in body.get("content", {}):
+        return
+    limit = (f"JSON nested at most {MAX_JSON_DEPTH} levels deep (objects and arrays; the body is level 1): "
+             "a deeper body is refused before it is parsed, 400 VALIDATION_ERROR.")
+    description = body.get("description", "")
+    if limit not in description:
+        body["description"] = f"{description.rstrip()} {limit}".lstrip()
+
+
 def _responses(document: dict) -> None:
     components = document["components"]
     for response in components.get("responses", {}).values():
@@ -173,6 +185,7 @@ def _responses(document: dict) -> None:
         if "requestBody" in operation:  # every body is read by app/validation.py
             responses.setdefault("413", {"$ref": "#/components/responses/PayloadTooLarge"})
             responses.setdefault("415", {"$ref": "#/components/responses/UnsupportedMediaType"})
+            _depth_limit(_resolve(document, operation["requestBody"]))
         envelope = any(_uses_envelope(document, r) for r in responses.values())
         if envelope and operation.get("x-database", True) and method != "options":
             responses.setdefault("500", {"$ref": "#/components/responses/InternalError"})

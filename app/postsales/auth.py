@@ -7,6 +7,11 @@ per client IP (POSTSALES_OTP_IP_PER_HOUR requests, POSTSALES_VERIFY_IP_PER_HOUR 
 verifications; the client by app/addresses.py's one rule: X-Forwarded-For only from a proxy
 listed in FORWARDED_ALLOW_IPS, an IPv6 client keyed on its /64). The request
 answers alike for known and unknown e-mails; the mail goes out in the background.
+
+A verified code also gives the holder's app a device token (`device_token`, app/tokens.py
+DeviceTokens), which it sends back as `X-Device-Token` on both routes: a request with a valid
+one for its e-mail is exempt from the e-mail's ceilings (20 codes, 50 failed verifications an
+hour from all addresses), so that many addresses cannot lock the holder out (docs/security.md).
 """
 from __future__ import annotations
 
@@ -56,6 +61,9 @@ async def login_body(req: falcon.Request, *names: str) -> dict[str, str]:
     return body
 
 
+DEVICE_HEADER = "X-Device-Token"
+
+
 def otp_hash(secret: bytes, email: str, code: str) -> bytes:
     return hmac.new(secret, f"{email}:{code}".encode(), hashlib.sha256).digest()
 
@@ -77,13 +85,15 @@ class OtpRequest:
         self.ttl = services.config.postsales_otp_ttl
         self.ip_limit = services.config.postsales_otp_ip_per_hour
         self.addresses = services.addresses
+        self.devices = services.holder_devices
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         email = (await login_body(req, "email"))["email"]
         code = f"{secrets.randbelow(1_000_000):06d}"
+        device = self.devices.claims(req.get_header(DEVICE_HEADER), email) is not None
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.request_otp", email, otp_hash(self.secret, email, code), self.ttl,
-            self.addresses.limit_key(req), self.ip_limit))
+            self.addresses.limit_key(req), self.ip_limit, device))
         if "error" in outcome:
             raise otp_error(outcome)
         if outcome["send"]:
@@ -100,14 +110,17 @@ class OtpVerify:
         self.max_attempts = services.config.postsales_otp_max_attempts
         self.ip_limit = services.config.postsales_verify_ip_per_hour
         self.addresses = services.addresses
+        self.devices = services.holder_devices
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = await login_body(req, "email", "otp")
         email = body["email"]
+        device = self.devices.claims(req.get_header(DEVICE_HEADER), email) is not None
         outcome = orjson.loads(await self.db.call(
             ANON, None, "postsales.verify_otp", email, otp_hash(self.secret, email, body["otp"]),
-            self.max_attempts, self.addresses.limit_key(req), self.ip_limit))
+            self.max_attempts, self.addresses.limit_key(req), self.ip_limit, device))
         if "error" in outcome:
             raise otp_error(outcome)
         token = self.tokens.issue(email, email=email)
-        send(resp, {"access_token": token, "token_type": "Bearer", "expires_in": self.tokens.lifetime})
+        send(resp, {"access_token": token, "token_type": "Bearer", "expires_in": self.tokens.lifetime,
+                    "device_token": self.devices.issue(email), "device_token_expires_in": self.devices.lifetime})

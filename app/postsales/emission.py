@@ -15,7 +15,7 @@ from typing import Any
 import falcon
 
 from app.auth import bearer
-from app.errors import ApiError
+from app.errors import emission_answer
 from app.responses import send
 from app.validation import id_and_uid, invalid, json_object
 
@@ -43,11 +43,7 @@ class PostSalesEmission:
         item_id, item_uid = item_reference(await json_object(req, self.max_body))
         begun = await self.pipeline.begin("postsales.begin_emission", item_id, item_uid,
                                           identity=req.context.identity)
-        data = await self.pipeline.run_claimed(begun)
-        if data["status"] == "IN_PROGRESS":
-            raise ApiError(409, "EMISSION_IN_PROGRESS", "another call is emitting this item",
-                           details=data, headers={"Retry-After": "5"})
-        send(resp, holder_view(data))
+        send(resp, holder_view(emission_answer(await self.pipeline.run_claimed(begun))))
 
 
 def holder_view(data: dict) -> dict:

@@ -1,4 +1,6 @@
 -- Deploy insurance:admin_users to pg
+-- Reworked after v0.9.0 (issue 31): _end_sessions bumps the user's device generation. Restated
+-- whole; CREATE OR REPLACE, since the released version runs first.
 -- People of the back-office, from the command line: an operator who leaves, or whose cookie
 -- is stolen, is stopped at once. Disabling refuses the login (dashboard.login_user reads
 -- `active`) and ends every session in the same transaction, so the back-office and tRPC refuse
@@ -9,21 +11,30 @@ SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
-CREATE FUNCTION admin._end_sessions(_user_id bigint, _ids text[]) RETURNS integer
+-- _end_sessions(user_id, ids): ends the user's live sessions named by ids (all when NULL), and
+-- bumps the user's device generation, so that every device token of theirs stops exempting the
+-- account's ceiling (docs/security.md "Devices"): disabling, a new password and ending sessions
+-- all come through here.
+CREATE OR REPLACE FUNCTION admin._end_sessions(_user_id bigint, _ids text[]) RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
   WITH ended AS (
     UPDATE insurance.dashboard_sessions s SET revoked_at = pg_catalog.now()
      WHERE s.user_id = _user_id AND s.revoked_at IS NULL AND s.expires_at > pg_catalog.now()
        AND (_ids IS NULL OR pg_catalog.left(pg_catalog.encode(s.token_hash, 'hex'), 12) = ANY (_ids))
+    RETURNING 1),
+  devices_ended AS (
+    UPDATE insurance.dashboard_users u SET device_generation = u.device_generation + 1
+     WHERE u.id = _user_id
     RETURNING 1)
   SELECT pg_catalog.count(*)::integer FROM ended
 $$;
 COMMENT ON FUNCTION admin._end_sessions(bigint, text[]) IS
   'Ends the live sessions of user _user_id whose id (the first 12 hex digits of the token hash) is in _ids, '
-  'or all of them when _ids is NULL; returns how many. Helper of the admin functions.';
+  'or all of them when _ids is NULL, and bumps the user''s device generation (every device token of theirs '
+  'ends); returns how many sessions. Helper of the admin functions.';
 REVOKE ALL ON FUNCTION admin._end_sessions(bigint, text[]) FROM PUBLIC;
 
-CREATE FUNCTION admin._user_not_found(_actor text, _action text, _email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin._user_not_found(_actor text, _action text, _email text) RETURNS jsonb
 LANGUAGE sql SET search_path = '' AS $$
   SELECT admin._refused(_actor, _action, pg_catalog.jsonb_build_array(pg_catalog.lower(_email)), 'USER_NOT_FOUND',
                         pg_catalog.format('no dashboard user with e-mail %s', pg_catalog.lower(_email)))
@@ -32,7 +43,7 @@ COMMENT ON FUNCTION admin._user_not_found(text, text, text) IS
   'The audited refusal USER_NOT_FOUND of action _action on _email. Helper of the admin functions.';
 REVOKE ALL ON FUNCTION admin._user_not_found(text, text, text) FROM PUBLIC;
 
-CREATE FUNCTION admin.disable_dashboard_user(_actor text, _email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.disable_dashboard_user(_actor text, _email text) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _user insurance.dashboard_users;
@@ -53,7 +64,7 @@ COMMENT ON FUNCTION admin.disable_dashboard_user(text, text) IS
   'users.disable; returns {email, active: false, sessionsEnded} or refuses USER_NOT_FOUND. Operators.';
 REVOKE ALL ON FUNCTION admin.disable_dashboard_user(text, text) FROM PUBLIC;
 
-CREATE FUNCTION admin.enable_dashboard_user(_actor text, _email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.enable_dashboard_user(_actor text, _email text) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _user insurance.dashboard_users;
@@ -71,7 +82,7 @@ COMMENT ON FUNCTION admin.enable_dashboard_user(text, text) IS
   'returns {email, active: true} or refuses USER_NOT_FOUND. Operators.';
 REVOKE ALL ON FUNCTION admin.enable_dashboard_user(text, text) FROM PUBLIC;
 
-CREATE FUNCTION admin.set_dashboard_password(_actor text, _email text, _password_hash text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.set_dashboard_password(_actor text, _email text, _password_hash text) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _user insurance.dashboard_users;
@@ -93,7 +104,7 @@ COMMENT ON FUNCTION admin.set_dashboard_password(text, text, text) IS
   'audited users.password (never the hash); returns {email, sessionsEnded} or refuses USER_NOT_FOUND. Operators.';
 REVOKE ALL ON FUNCTION admin.set_dashboard_password(text, text, text) FROM PUBLIC;
 
-CREATE FUNCTION admin.list_dashboard_sessions(_email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.list_dashboard_sessions(_email text) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _user_id bigint;
@@ -116,7 +127,7 @@ COMMENT ON FUNCTION admin.list_dashboard_sessions(text) IS
   'the token), createdAt, expiresAt, ip, userAgent}], or {error: USER_NOT_FOUND, message}. Operators.';
 REVOKE ALL ON FUNCTION admin.list_dashboard_sessions(text) FROM PUBLIC;
 
-CREATE FUNCTION admin.end_dashboard_sessions(_actor text, _email text, _ids text[]) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.end_dashboard_sessions(_actor text, _email text, _ids text[]) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _user_id bigint;
@@ -153,7 +164,7 @@ REVOKE ALL ON FUNCTION admin.end_dashboard_sessions(text, text, text[]) FROM PUB
 -- ---------------------------------------------------------------- dashboard users
 
 -- create_dashboard_user: a back-office user with an argon2 hash; USER_EXISTS for a taken e-mail.
-CREATE FUNCTION admin.create_dashboard_user(_actor text, _email text, _password_hash text)
+CREATE OR REPLACE FUNCTION admin.create_dashboard_user(_actor text, _email text, _password_hash text)
 RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = ''
@@ -177,7 +188,7 @@ COMMENT ON FUNCTION admin.create_dashboard_user(text, text, text) IS
   'Creates back-office user _email with an argon2 hash; audited; refuses USER_EXISTS. Operators.';
 
 -- list_dashboard_users: every user with its count of live sessions (never a hash).
-CREATE FUNCTION admin.list_dashboard_users()
+CREATE OR REPLACE FUNCTION admin.list_dashboard_users()
 RETURNS jsonb
 LANGUAGE sql STABLE
 SET search_path = ''

@@ -1,4 +1,7 @@
 -- Deploy insurance:gateway_risk_items to pg
+-- Reworked after v0.9.0 (issue 31): a broken CHECK reads its sentence (COMMENT ON CONSTRAINT,
+-- insurance_check_rules), never its SQL expression. Restated whole; CREATE OR REPLACE, since the
+-- released version runs first.
 -- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
@@ -28,7 +31,7 @@ SET LOCAL ROLE insurance_owner;
 -- - the total is the channel's count kept by the triggers of risk_items, or, for one policy,
 --   a count of that policy's few items;
 -- - the stored documents are looked up by key for the window's rows only.
-CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
+CREATE OR REPLACE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -80,7 +83,7 @@ COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
 -- which the app decodes back into `after`. Flat and planned once, as list_risk_items: an
 -- index range from `after` under a LIMIT the generic plan sees (101: the largest page and
 -- one more), and the kept count.
-CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
+CREATE OR REPLACE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -125,7 +128,7 @@ COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
 -- get_risk_item(limit, id, uid): one item of the channel, named by its integer id (as the
 -- create answer carries it) or its uid (both: they must name the same item), or PT404
 -- RISK_ITEM_NOT_FOUND (also for another channel's item: RLS hides it).
-CREATE FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -154,9 +157,9 @@ COMMENT ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) IS
 
 -- _broken_rules(table, row): the rules of `table` that `row` (jsonb keyed by column name) breaks,
 -- as [{column, message}]: a value the column's type cannot hold, a NULL in a NOT NULL column, a
--- CHECK constraint that fails (message: the constraint's comment, else its expression). Only the
+-- CHECK constraint that fails (message: the constraint's comment, else 'is not valid', never its SQL). Only the
 -- columns present in `row` are checked. Dynamic SQL, so only called once an insert has failed.
-CREATE FUNCTION gateway._broken_rules(_table regclass, _row jsonb) RETURNS jsonb
+CREATE OR REPLACE FUNCTION gateway._broken_rules(_table regclass, _row jsonb) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _problems jsonb := '[]';
@@ -204,7 +207,7 @@ BEGIN
     END;
     IF NOT _ok THEN  -- NULL passes, as in a CHECK
       SELECT _problems || pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-               'column', c, 'message', coalesce(_rule.description, 'must satisfy ' || _rule.expr)))
+               'column', c, 'message', coalesce(_rule.description, 'is not valid')))
         INTO _problems FROM pg_catalog.unnest(_rule.columns) AS c;
     END IF;
   END LOOP;
@@ -219,7 +222,7 @@ COMMENT ON FUNCTION gateway._broken_rules(regclass, jsonb) IS
 -- _shape_problems(value, prefix, types, required): [{field, message}] for the keys of the object
 -- `value` that `types` ({key: JSON type}) does not know, the `required` keys it lacks and the values
 -- of another JSON type (null stands for absent, except in a required key).
-CREATE FUNCTION gateway._shape_problems(_value jsonb, _prefix text, _types jsonb, _required text[])
+CREATE OR REPLACE FUNCTION gateway._shape_problems(_value jsonb, _prefix text, _types jsonb, _required text[])
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
   SELECT coalesce(pg_catalog.jsonb_agg(p.problem ORDER BY p.key), '[]')
@@ -243,7 +246,7 @@ COMMENT ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) IS
 -- breaks the body's shape or a rule of insurance.risk_items / insurance.beneficiaries,
 -- PT422 UNKNOWN_PACKAGE, PT422 INVALID_VARIANT (not sold by the package), PT409 DUPLICATE_POLICY
 -- (same policy uid in the same package, whichever channel holds it).
-CREATE FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply         gateway.reply;

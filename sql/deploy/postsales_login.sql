@@ -1,4 +1,6 @@
 -- Deploy insurance:postsales_login to pg
+-- Reworked after v0.9.0 (issue 31): device tokens exempt a request from the e-mail's ceilings.
+-- Restated whole; CREATE OR REPLACE, since the released version runs first.
 -- OTP issue and verify: cooldown, hourly caps per e-mail and per client IP, expiry, single use, attempts counted under a row lock.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
@@ -20,7 +22,7 @@ SET LOCAL ROLE insurance_owner;
 -- beneficiary has this e-mail. The specification calls this RPC
 -- `postsales_risk_item_ids_by_holder_email` (a Supabase RPC in the public schema, where the
 -- prefix said its surface); here the schema says it, and no client calls it: request_otp does.
-CREATE FUNCTION postsales.risk_item_ids_by_holder_email(_email text) RETURNS bigint[]
+CREATE OR REPLACE FUNCTION postsales.risk_item_ids_by_holder_email(_email text) RETURNS bigint[]
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = '' AS $$
   SELECT coalesce(array_agg(DISTINCT ri.id ORDER BY ri.id), '{}')
     FROM insurance.beneficiaries b
@@ -37,16 +39,17 @@ GRANT EXECUTE ON FUNCTION postsales.risk_item_ids_by_holder_email(text) TO insur
 -- (reserved before the compare, refunded on success), counts against the IP's hour.
 -- Both entry points start with their require_role guard.
 
--- request_otp(email, code_hash, ttl_seconds, ip, ip_limit): issues a code for the e-mail, to
--- be verified from this address. Every request counts against the client IP's hourly limit
+-- request_otp(email, code_hash, ttl_seconds, ip, ip_limit, device): issues a code for the e-mail,
+-- to be verified from this address. `device`: the app verified the request's device token for
+-- this e-mail (docs/security.md "Devices"): the e-mail's ceiling is not this request's. Every request counts against the client IP's hourly limit
 -- first (ip_limit <= 0: none); then the (e-mail, address)'s cooldown and hourly cap, then the
 -- e-mail's ceiling of 20 codes an hour from all addresses together.
 -- Answers {"send": true} when the e-mail has active holder items (mail the code),
 -- {"send": false} when it has none (a row with an unguessable hash is stored all the same, so
 -- cooldown, cap and verification behave alike: no enumeration), or
 -- {"error": "OTP_IP_RATE_LIMITED" | "OTP_COOLDOWN" | "OTP_RATE_LIMITED", "retry_after": seconds}.
-CREATE FUNCTION postsales.request_otp(_email text, _code_hash bytea, _ttl_seconds integer,
-                                      _ip inet, _ip_limit integer)
+CREATE OR REPLACE FUNCTION postsales.request_otp(_email text, _code_hash bytea, _ttl_seconds integer,
+                                      _ip inet, _ip_limit integer, _device boolean)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -91,7 +94,7 @@ BEGIN
     RETURN jsonb_build_object('error', 'OTP_RATE_LIMITED', 'retry_after',
       greatest(1, ceil(extract(epoch FROM _oldest + interval '1 hour' - _now))::integer));
   END IF;
-  IF _all >= 20 THEN  -- the account-wide ceiling: many addresses asking for one e-mail
+  IF _all >= 20 AND NOT coalesce(_device, false) THEN  -- the account-wide ceiling: many addresses asking for one e-mail
     PERFORM insurance._report_account_ceiling('otp_request', _address, 20, _first + interval '1 hour');
     RETURN jsonb_build_object('error', 'OTP_RATE_LIMITED', 'retry_after',
       greatest(1, ceil(extract(epoch FROM _first + interval '1 hour' - _now))::integer));
@@ -104,17 +107,32 @@ BEGIN
   RETURN jsonb_build_object('send', _known);
 END
 $$;
-COMMENT ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) IS
+COMMENT ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer, boolean) IS
   'Stores a new code hash for _email and the client address _ip, valid _ttl_seconds, when it has active '
   'holder items and no per-IP limit (_ip_limit), (e-mail, address) cooldown or hourly cap, or e-mail '
-  'ceiling (20 an hour, audited) is hit; returns {send} (whether to mail the code) '
+  'ceiling (20 an hour, audited; not when _device) is hit; returns {send} (whether to mail the code) '
   'or {error: OTP_COOLDOWN|OTP_RATE_LIMITED|OTP_IP_RATE_LIMITED, retry_after}; raises PT400 '
   'VALIDATION_ERROR. Anonymous role.';
+REVOKE ALL ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer, boolean) TO insurance_anon, insurance_app;
+
+-- request_otp(email, code_hash, ttl_seconds, ip, ip_limit): the same without a device (the
+-- released signature).
+CREATE OR REPLACE FUNCTION postsales.request_otp(_email text, _code_hash bytea, _ttl_seconds integer,
+                                      _ip inet, _ip_limit integer)
+RETURNS jsonb
+LANGUAGE sql VOLATILE SET search_path = '' AS $$
+  SELECT insurance.require_role('insurance_anon');
+  SELECT postsales.request_otp(_email, _code_hash, _ttl_seconds, _ip, _ip_limit, false)
+$$;
+COMMENT ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) IS
+  'postsales.request_otp(..., false): a code request without a device. Anonymous role.';
 REVOKE ALL ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer, inet, integer) TO insurance_anon, insurance_app;
 
--- verify_otp(email, code_hash, max_attempts, ip, ip_limit): checks the latest code that this
--- address asked for the e-mail (another address's guesses never reach it). Past 50 failed
+-- verify_otp(email, code_hash, max_attempts, ip, ip_limit, device): checks the latest code that
+-- this address asked for the e-mail (another address's guesses never reach it). `device`: the
+-- app verified the request's device token for this e-mail: the e-mail's ceiling is not its own. Past 50 failed
 -- verifications of the e-mail's codes in the hour, from all addresses together (the
 -- account-wide ceiling, audited), nothing is compared (OTP_ATTEMPTS_EXHAUSTED).
 -- A failed verification of the client IP is reserved before anything is compared and given
@@ -124,8 +142,8 @@ GRANT EXECUTE ON FUNCTION postsales.request_otp(text, bytea, integer, inet, inte
 -- Answers {"ok": true, "email": ...} (the code is consumed) or {"error": code, ...}:
 --   OTP_INVALID (no code, wrong code, already used), OTP_EXPIRED,
 --   OTP_ATTEMPTS_EXHAUSTED with retry_after (seconds until a new code may be requested).
-CREATE FUNCTION postsales.verify_otp(_email text, _code_hash bytea, _max_attempts integer,
-                                     _ip inet, _ip_limit integer)
+CREATE OR REPLACE FUNCTION postsales.verify_otp(_email text, _code_hash bytea, _max_attempts integer,
+                                     _ip inet, _ip_limit integer, _device boolean)
 RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -145,7 +163,7 @@ BEGIN
   SELECT sum(least(o.attempts, _max_attempts)), min(o.created_at) INTO _failures, _first
     FROM insurance.postsales_otp o
    WHERE o.email = _address AND o.created_at > _now - interval '1 hour';
-  IF _failures >= 50 THEN
+  IF _failures >= 50 AND NOT coalesce(_device, false) THEN
     PERFORM insurance._report_account_ceiling('otp_verify', _address, 50, _first + interval '1 hour');
     RETURN jsonb_build_object('error', 'OTP_ATTEMPTS_EXHAUSTED', 'retry_after',
       greatest(1, ceil(extract(epoch FROM _first + interval '1 hour' - _now))::integer));
@@ -174,12 +192,26 @@ BEGIN
   RETURN jsonb_build_object('error', 'OTP_INVALID');
 END
 $$;
-COMMENT ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) IS
+COMMENT ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer, boolean) IS
   'Checks _code_hash against the latest code the address _ip asked for _email, counting a failure '
   'atomically (at most _max_attempts a code; a per-IP failure reserved first; at most 50 an hour for '
-  'the e-mail from all addresses, audited); returns {ok, email} and consumes the code, or '
+  'the e-mail from all addresses, audited, unless _device); returns {ok, email} and consumes the code, or '
   '{error: OTP_INVALID|OTP_EXPIRED|OTP_ATTEMPTS_EXHAUSTED|OTP_IP_RATE_LIMITED, retry_after}. Anonymous '
   'role.';
+REVOKE ALL ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer, boolean) TO insurance_anon, insurance_app;
+
+-- verify_otp(email, code_hash, max_attempts, ip, ip_limit): the same without a device (the
+-- released signature).
+CREATE OR REPLACE FUNCTION postsales.verify_otp(_email text, _code_hash bytea, _max_attempts integer,
+                                     _ip inet, _ip_limit integer)
+RETURNS jsonb
+LANGUAGE sql VOLATILE SET search_path = '' AS $$
+  SELECT insurance.require_role('insurance_anon');
+  SELECT postsales.verify_otp(_email, _code_hash, _max_attempts, _ip, _ip_limit, false)
+$$;
+COMMENT ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) IS
+  'postsales.verify_otp(..., false): a verification without a device. Anonymous role.';
 REVOKE ALL ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION postsales.verify_otp(text, bytea, integer, inet, integer) TO insurance_anon, insurance_app;
 COMMIT;

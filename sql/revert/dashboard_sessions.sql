@@ -1,5 +1,5 @@
--- Revert insurance:dashboard_sessions from pg
--- Back to v0.9.0: its functions as they were there (CREATE OR REPLACE).
+-- Revert insurance:dashboard_sessions from pg: back to its v0.9.0 version (the functions restated as
+-- released, then what the rework added dropped).
 -- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's statement.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
@@ -178,4 +178,7 @@ COMMENT ON FUNCTION dashboard.session_claims_or_deny(bytea) IS
 REVOKE ALL ON FUNCTION dashboard.session_claims_or_deny(bytea) FROM PUBLIC;
 -- insurance_app: EXECUTE is checked against the login when the statement starts.
 GRANT EXECUTE ON FUNCTION dashboard.session_claims_or_deny(bytea) TO insurance_dashboard, insurance_app;
+DROP FUNCTION dashboard.login_user(text, inet, bigint, integer);
+DROP FUNCTION dashboard.login_succeeded(text, text, bytea, integer, inet, text, bigint, integer);
+DROP FUNCTION dashboard._device_known(text, bigint, integer);
 COMMIT;
