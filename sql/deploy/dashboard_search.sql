@@ -5,19 +5,37 @@
 -- And the packages page: every package with its "Sales Integration" and "Post-sales
 -- Integration" slugs (the specification's dashboard labels).
 -- Reworked after v0.9.0 (issue 30): a policy number's beginning finds it too (the first 51 in
--- policy order, through risk_items_policy_uid_prefix_idx), and the answer says what was searched.
--- Planned without sequential or bitmap scans and sorts: every kind has its index, and the plan a
--- plpgsql body keeps is generic: it would collect and sort every policy number of a short
--- beginning (a bitmap scan) or, on a small table, read it whole, where the first 51 in index
--- order are what the page shows. Restated whole (CREATE OR REPLACE).
+-- policy order, through risk_items_policy_uid_prefix_idx: dashboard._policy_prefix_ids), and the
+-- answer says what was searched. Restated whole (CREATE OR REPLACE).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
-CREATE OR REPLACE FUNCTION dashboard.search(_q text) RETURNS jsonb
+-- _policy_prefix_ids(prefix): the risk items whose policy number, in lower case, begins with
+-- _prefix (and is not _prefix itself), the first 51 in policy-number order: a range of the
+-- pattern index (byte order, whatever the collation); U+10FFFF is the greatest character, so
+-- the range holds every one. A plpgsql body keeps a generic plan, which would collect and sort
+-- every policy number of a short beginning (a bitmap scan) or read a small table whole: planned
+-- without either, it reads the first 51 in index order and stops.
+CREATE OR REPLACE FUNCTION dashboard._policy_prefix_ids(_prefix text) RETURNS bigint[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' SET enable_seqscan = off SET enable_bitmapscan = off
 SET enable_sort = off AS $$
+BEGIN
+  RETURN ARRAY(SELECT r.id FROM insurance.risk_items r
+                WHERE pg_catalog.lower(r.policy_uid) OPERATOR(pg_catalog.~>=~) _prefix
+                  AND pg_catalog.lower(r.policy_uid) OPERATOR(pg_catalog.~<~) (_prefix || U&'\+10FFFF')
+                  AND pg_catalog.lower(r.policy_uid) <> _prefix
+                ORDER BY pg_catalog.lower(r.policy_uid) USING OPERATOR(pg_catalog.~<~) LIMIT 51);
+END
+$$;
+COMMENT ON FUNCTION dashboard._policy_prefix_ids(text) IS
+  'The ids of the first 51 risk items (policy-number order) whose lower-case policy number begins with _prefix and '
+  'is not _prefix, through risk_items_policy_uid_prefix_idx. Helper of dashboard.search (its owner).';
+REVOKE ALL ON FUNCTION dashboard._policy_prefix_ids(text) FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION dashboard.search(_q text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _text text := pg_catalog.btrim(_q);
   _lower text := pg_catalog.lower(pg_catalog.btrim(_q));
@@ -25,6 +43,7 @@ DECLARE
   _uid uuid;
   _found jsonb;
   _searched text[] := ARRAY['policy number', 'policy number prefix'];
+  _prefixed bigint[];
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   IF _text IS NULL OR _text = '' OR pg_catalog.length(_text) > 200 THEN
@@ -39,16 +58,11 @@ BEGIN
     _searched := _searched || ARRAY['risk item uid'];
   END IF;
   _searched := _searched || ARRAY['external id', 'holder or beneficiary e-mail'];
+  _prefixed := dashboard._policy_prefix_ids(_lower);
   WITH hits (risk_item_id, matched) AS (
          SELECT r.id, 'policy number' FROM insurance.risk_items r WHERE pg_catalog.lower(r.policy_uid) = _lower
          UNION ALL
-         -- The policy numbers that begin with it: a range of the pattern index (byte order), the
-         -- first 51 of them; U+10FFFF is the greatest character, so the range holds every one.
-         (SELECT r.id, 'policy number prefix' FROM insurance.risk_items r
-           WHERE pg_catalog.lower(r.policy_uid) OPERATOR(pg_catalog.~>=~) _lower
-             AND pg_catalog.lower(r.policy_uid) OPERATOR(pg_catalog.~<~) (_lower || U&'\+10FFFF')
-             AND pg_catalog.lower(r.policy_uid) <> _lower
-           ORDER BY pg_catalog.lower(r.policy_uid) USING OPERATOR(pg_catalog.~<~) LIMIT 51)
+         SELECT r.id, 'policy number prefix' FROM insurance.risk_items r WHERE r.id = ANY (_prefixed)
          UNION ALL
          SELECT r.id, 'risk item id' FROM insurance.risk_items r WHERE r.id = _number
          UNION ALL

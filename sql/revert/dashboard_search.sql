@@ -1,5 +1,5 @@
 -- Revert insurance:dashboard_search from pg
--- Back to v0.9.0: its functions as they were there (CREATE OR REPLACE).
+-- Back to v0.9.0: its functions as they were there (CREATE OR REPLACE), without the prefix helper.
 -- What an operator on call types into the back-office's search box: a policy number, a risk
 -- item id or uid, an emission id, the insurer's external id, a holder's or beneficiary's
 -- e-mail. Each kind is one index lookup (the indexes below), never a scan of the risk items.
@@ -72,4 +72,5 @@ COMMENT ON FUNCTION dashboard.search(text) IS
 REVOKE ALL ON FUNCTION dashboard.search(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.search(text) TO insurance_dashboard, insurance_app;
 
+DROP FUNCTION dashboard._policy_prefix_ids(text);
 COMMIT;

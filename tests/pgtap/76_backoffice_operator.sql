@@ -51,8 +51,8 @@ SELECT is(dashboard.search('ops-7') -> 'searched',
 SELECT is((SELECT sum(seq_scan) FROM pg_stat_xact_user_tables WHERE schemaname = 'insurance' AND relname = 'risk_items'),
           (SELECT sum(seq_scan) FROM scans_before), 'no search scanned the risk items');
 SELECT pg_temp.as_operator();
--- As dashboard.search plans it: once per session (a plpgsql body keeps a generic plan), with
--- its SET clauses (no sequential scan, no bitmap scan, no sort: the first 51 in index order).
+-- As dashboard._policy_prefix_ids plans it: once per session (a plpgsql body keeps a generic
+-- plan), with its SET clauses (no sequential scan, no bitmap scan, no sort: the first 51 in index order).
 SET LOCAL plan_cache_mode = force_generic_plan;
 SET LOCAL enable_seqscan = off;
 SET LOCAL enable_bitmapscan = off;
