@@ -25,7 +25,7 @@ INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-operator', 'Operator g
 INSERT INTO insurance.package_variants (package_id, code, name, coverages, premium)
 SELECT id, 'travel', 'Travel', '[]', 10 FROM insurance.packages WHERE uid = 'pgtap-operator';
 INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
-SELECT p.id, 'OPS-' || n, 'travel' FROM insurance.packages p, generate_series(1, 3000) AS n WHERE p.uid = 'pgtap-operator';
+SELECT p.id, 'OPS-' || n, 'travel' FROM insurance.packages p, generate_series(1, 600) AS n WHERE p.uid = 'pgtap-operator';
 INSERT INTO insurance.integration_emissions (risk_item_id, provider, event, status, external_id)
 SELECT r.id, 'PROVIDER_A', 'SALES_DISPATCH', 'SUCCESS', 'PA-' || r.policy_uid
   FROM insurance.risk_items r WHERE r.policy_uid LIKE 'OPS-%';
@@ -36,15 +36,15 @@ GRANT SELECT ON scans_before TO insurance_dashboard;
 
 -- 1. Search by a policy number's beginning.
 SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "1", "role": "dashboard", "email": "ops@pgtap.invalid"}');
-SELECT is((SELECT array_agg(i ->> 'policyUid' ORDER BY i ->> 'policyUid') FROM jsonb_array_elements(dashboard.search('ops-299') -> 'items') i),
-          ARRAY['OPS-299', 'OPS-2990', 'OPS-2991', 'OPS-2992', 'OPS-2993', 'OPS-2994', 'OPS-2995', 'OPS-2996', 'OPS-2997',
-                'OPS-2998', 'OPS-2999'],
+SELECT is((SELECT array_agg(i ->> 'policyUid' ORDER BY i ->> 'policyUid') FROM jsonb_array_elements(dashboard.search('ops-59') -> 'items') i),
+          ARRAY['OPS-59', 'OPS-590', 'OPS-591', 'OPS-592', 'OPS-593', 'OPS-594', 'OPS-595', 'OPS-596', 'OPS-597',
+                'OPS-598', 'OPS-599'],
           'a beginning finds every policy number that begins with it, in any case');
-SELECT is((SELECT jsonb_agg(DISTINCT i -> 'matched') FROM jsonb_array_elements(dashboard.search('OPS-299') -> 'items') i),
+SELECT is((SELECT jsonb_agg(DISTINCT i -> 'matched') FROM jsonb_array_elements(dashboard.search('OPS-59') -> 'items') i),
           '[["policy number"], ["policy number prefix"]]', 'each saying whether the number or its beginning matched');
 SELECT ok(dashboard.search('OPS-1') -> 'truncated' = 'true' AND jsonb_array_length(dashboard.search('OPS-1') -> 'items') = 50,
           'a short beginning lists the first 50 and says there are more');
-SELECT is(dashboard.search('OPS-29%') -> 'items', '[]', 'LIKE''s wildcards are plain characters');
+SELECT is(dashboard.search('OPS-59%') -> 'items', '[]', 'LIKE''s wildcards are plain characters');
 SELECT is(dashboard.search('ops-7') -> 'searched',
           '["policy number", "policy number prefix", "external id", "holder or beneficiary e-mail"]',
           'the answer says what was searched');
@@ -73,12 +73,13 @@ RESET enable_sort;
 INSERT INTO outbox.http_requests (url, body, channel_id, delivered_at)
 SELECT 'https://hooks.pgtap.invalid/h', jsonb_build_object('type', 'emission.succeeded', 'data', jsonb_build_object('emissionId', n)),
        '00000000-0000-4000-8000-000000000001', now()
-  FROM generate_series(1, 5000) AS n;
+  FROM generate_series(1, 1000) AS n;
 ANALYZE outbox.http_requests;
 PREPARE webhooks_of(bigint[]) AS
   SELECT o.id FROM outbox.http_requests o
    WHERE o.channel_id IS NOT NULL AND (o.body #>> '{data,emissionId}')::bigint = ANY ($1);
-SELECT matches(pg_temp.plan_of($$EXECUTE webhooks_of(ARRAY[1, 2])$$), 'Index Scan using http_requests_webhook_emission_idx',
+SELECT matches(pg_temp.plan_of($$EXECUTE webhooks_of(ARRAY[1, 2])$$),
+               '^[^\n]*(Index Scan using|Bitmap Heap Scan on http_requests o\n[^\n]*\n *->  Bitmap Index Scan on) http_requests_webhook_emission_idx',
                'EXPLAIN: the deliveries of an emission are an index lookup');
 RESET plan_cache_mode;
 
@@ -92,7 +93,7 @@ SELECT insurance.fold_emission_counts() IS NOT NULL AS folded;
 CREATE TEMP TABLE kept AS SELECT status, sum(count) AS n FROM insurance.emission_counts GROUP BY status;
 INSERT INTO insurance.emission_count_deltas (status, provider, delta) VALUES ('SUCCESS', 'PGTAP_NO_ROWS', 1000);
 SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "1", "role": "dashboard", "email": "ops@pgtap.invalid"}');
-SELECT ok((dashboard.emission_counts() ->> 'SUCCESS')::bigint >= 4000, 'SUCCESS counts the kept delta of rows that are not there');
+SELECT ok((dashboard.emission_counts() ->> 'SUCCESS')::bigint >= 1600, 'SUCCESS counts the kept delta of rows that are not there');
 SELECT pg_temp.as_operator();
 SELECT is((SELECT sum(count) FROM insurance.emission_counts WHERE status = 'SUCCESS'),
           (SELECT n FROM kept WHERE status = 'SUCCESS') + 1000, 'the page folded the deltas into the kept counts');
