@@ -27,6 +27,7 @@ COMMANDS = {
     "channels": "app.gateway.commands",
     "sandbox": "app.sandbox.commands",
     "integrations": "app.orchestrator.commands",
+    "adapters": "app.orchestrator.scaffold",
     "worker": "app.worker",
     "outbox": "app.commands.outbox",
     "users": "app.dashboard.commands",

@@ -191,24 +191,72 @@ def excerpt(raw: bytes) -> str:
 Secrets = Callable[[str], Awaitable[list[str]]]  # channel id -> its secrets, newest first
 
 
+class EndpointClients:
+    """The webhooks' HTTP clients: one connection pool per endpoint (its URL) of at most
+    `per_endpoint` connections, all kept alive, and one TLS context for all of them. One pool
+    for every partner made a webhook cost more the more partners there were: httpcore scans
+    every connection of its pool at each request and at each answer read, and closes an idle
+    connection whenever the pool holds more connections than it keeps alive. Nothing is
+    followed (redirects) or trusted from the environment (proxies)."""
+
+    def __init__(self, per_endpoint: int, timeout: float) -> None:
+        self.per_endpoint = max(1, per_endpoint)
+        self.timeout = httpx.Timeout(timeout)
+        self._tls = httpx.create_ssl_context()
+        self._clients: dict[str, httpx.AsyncClient] = {}
+
+    def __call__(self, url: str) -> httpx.AsyncClient:
+        """The client of the endpoint `url` (made on its first delivery)."""
+        client = self._clients.get(url)
+        if client is None:
+            limits = httpx.Limits(max_connections=self.per_endpoint, max_keepalive_connections=self.per_endpoint)
+            client = self._clients[url] = httpx.AsyncClient(verify=self._tls, follow_redirects=False, trust_env=False,
+                                                            timeout=self.timeout, limits=limits)
+        return client
+
+    async def release(self, url: str) -> None:
+        """Closes the connections of an endpoint that no delivery uses."""
+        client = self._clients.pop(url, None)
+        if client is not None:
+            await client.aclose()
+
+    async def aclose(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
+
+    async def __aenter__(self) -> "EndpointClients":
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 class _Endpoint:
-    """One endpoint's share of a worker: its slots, who waits for one, how long a delivery takes
-    (a moving average of its recent ones)."""
+    """One endpoint's share of a worker: its slots, who waits for one or holds one, how long a
+    delivery takes (a moving average of its recent ones)."""
 
     def __init__(self, slots: int) -> None:
         self.slots = asyncio.Semaphore(slots)
         self.waiting = 0
+        self.sending = 0
         self.seconds = 0.1
 
 
-class Deliverer:
-    """Sends webhook rows of the outbox; `deliver(row)` returns the row's outbox result."""
+# Endpoints whose pools a worker keeps while no delivery uses them (an endpoint past them
+# closes its connections when its last delivery ends).
+MAX_IDLE_ENDPOINTS = 256
 
-    def __init__(self, client: httpx.AsyncClient, secrets_of: Secrets, *, public_only: bool,
+
+class Deliverer:
+    """Sends webhook rows of the outbox; `deliver(row)` returns the row's outbox result.
+    `clients(url)` is the endpoint's HTTP client (EndpointClients)."""
+
+    def __init__(self, clients: Callable[[str], httpx.AsyncClient], secrets_of: Secrets, *, public_only: bool,
                  timeout: float = 10.0, retry_base: float = 10.0, retry_cap: float = 3600.0,
                  per_endpoint: int = 4, on_result: Callable[[str], None] | None = None,
                  max_wait: float = 20.0, max_waiting: int = 1024) -> None:
-        self.client = client
+        self.clients = clients
         self.secrets_of = secrets_of
         self.public_only = public_only
         self.timeout = timeout
@@ -255,13 +303,18 @@ class Deliverer:
             endpoint.waiting -= 1
             self.waiting -= 1
         started = time.monotonic()
+        endpoint.sending += 1
         try:
             return await self._send(row, headers, channel, scheme, host, port)
         finally:
+            endpoint.sending -= 1
             endpoint.slots.release()
             endpoint.seconds = 0.8 * endpoint.seconds + 0.2 * (time.monotonic() - started)
-            if not endpoint.slots.locked() and not endpoint.waiting and len(self.endpoints) > 10_000:
+            if not endpoint.sending and not endpoint.waiting and len(self.endpoints) > MAX_IDLE_ENDPOINTS:
                 self.endpoints.pop(row["url"], None)
+                release = getattr(self.clients, "release", None)
+                if release is not None:
+                    await release(row["url"])
 
     async def _send(self, row: dict[str, Any], headers: dict[str, Any], channel: str,
                     scheme: str, host: str, port: int) -> dict[str, Any]:
@@ -289,9 +342,9 @@ class Deliverer:
                              "webhook-signature": sign(secrets_, msg_id, timestamp, body)})
                 if host_header:
                     send["Host"] = host_header
-                request = self.client.build_request("POST", url, headers=send, content=body.encode(),
-                                                    extensions=extensions)
-                response = await self.client.send(request, stream=True, follow_redirects=False)
+                client = self.clients(row["url"])
+                request = client.build_request("POST", url, headers=send, content=body.encode(), extensions=extensions)
+                response = await client.send(request, stream=True, follow_redirects=False)
                 try:
                     read = bytearray()
                     async for chunk in response.aiter_raw():

@@ -37,7 +37,7 @@ from app.db import PROCESS_NAME, Database
 from app.outbox.deliverers import ApiBatch, Deliverer, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
 from app.outbox.queue import DATABASE_ERRORS, OutboxQueue
 from app.tokens import service_tokens
-from app.webhooks import Deliverer as WebhookDeliverer
+from app.webhooks import Deliverer as WebhookDeliverer, EndpointClients
 from app.webhooks import SecretCache
 
 log = structlog.get_logger("app.worker")
@@ -116,7 +116,8 @@ class Worker:
             self._serve_metrics()
         await self.queue.open()
         async with api_client(self.concurrency, self.config) as client, \
-                webhook_client(self.concurrency, self.config.webhook_timeout) as partners_client:
+                webhook_client(self.config.webhook_endpoint_concurrency,
+                               self.config.webhook_timeout) as partners_client:
             self.deliverers = self._deliverers(client, partners_client)
             flusher = asyncio.create_task(self._flush_loop())
             log.info("worker_started", name=self.name, api=self.config.public_base_url,
@@ -135,7 +136,7 @@ class Worker:
                 await self.queue.close()
         log.info("worker_stopped", delivered=self.delivered)
 
-    def _deliverers(self, client: httpx.AsyncClient, webhook_client: httpx.AsyncClient) -> Deliverers:
+    def _deliverers(self, client: httpx.AsyncClient, webhook_client: EndpointClients) -> Deliverers:
         def count(result: str) -> None:
             self.results[result] += 1
             if self._deliveries is not None:

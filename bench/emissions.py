@@ -1,6 +1,7 @@
 """Emissions per second end to end (risk item INSERT -> emission SUCCESS), and the peers.
 
     .venv/bin/python bench/emissions.py [--items 2000] [--workers 1,2] [--api-workers 1] [--webhook-rounds 2]
+                                        [--webhook-channels 8]
 
 On a throwaway database (deployed with sqitch, dropped at the end) it starts the provider
 sandbox (answering at once), the API and 1 then 2 outbox workers as real processes, inserts
@@ -13,10 +14,12 @@ In the same run, on the same database:
     (integrations.begin_batch) and the record of their 25 SUCCESS outcomes (record_batch), each
     its own transaction as in the API; emissions/s = 25 x its TPS. The same for one key per
     transaction (a claim of one key, _begin_one, + record_emission) is printed beside.
-  - partner webhooks (issue 20): alternating rounds of items without a channel and items of a
-    channel with a webhook endpoint (the sandbox's receiver), timed until every emission is
-    SUCCESS and, with webhooks, every emission.succeeded is delivered; the cost per emission
-    is the difference of the two (wall and CPU), measured side by side.
+  - partner webhooks (issue 20): alternating rounds of items without a channel and items spread
+    evenly over --webhook-channels channels (8: the partner mix, a webhook on every channel),
+    each with its own endpoint on the sandbox's receiver, timed until every emission is SUCCESS
+    and, with webhooks, every emission.succeeded is delivered; the cost per emission is the
+    difference of the two (wall and CPU), measured side by side. --webhook-channels 1 sends
+    every event to one endpoint (bound by WEBHOOK_ENDPOINT_CONCURRENCY, not by CPU).
 Prints rates, ratios, and the peak RSS (VmHWM) of the API and the workers.
 """
 from __future__ import annotations
@@ -113,6 +116,9 @@ def main() -> int:
     parser.add_argument("--pgbench-seconds", type=int, default=10)
     parser.add_argument("--webhook-rounds", type=int, default=2,
                         help="alternating rounds without and with a webhook on every item (0: none)")
+    parser.add_argument("--webhook-channels", type=int, default=8,
+                        help="the webhook rounds' items spread over this many channels, each with its own "
+                             "endpoint (1: one endpoint takes every event)")
     parser.add_argument("--peer-concurrency", type=int, default=50,
                         help="procrastinate worker -c (50: its best of 1, 10, 50 here)")
     parser.add_argument("--function-stats", action="store_true",
@@ -157,7 +163,7 @@ def main() -> int:
             return [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
                                                "AND pid <> pg_backend_pid()")]
 
-        def run_emissions(label: str, n_workers: int, channel: str | None = None,
+        def run_emissions(label: str, n_workers: int, channels: list[str] | None = None,
                           cpu: dict[str, float] | None = None) -> tuple[float, float]:
             workers = [start("worker") for _ in range(n_workers)]
             time.sleep(1.5)  # imported, pool open, listening
@@ -170,17 +176,19 @@ def main() -> int:
             with conn.transaction():
                 ids = [r[0] for r in conn.execute(
                     """INSERT INTO insurance.risk_items (package_id, channel_id, policy_uid, variant, insured_subject)
-                       SELECT %s, %s, %s || n, 'travel', '{"name": "Ada Lovelace", "email": "ada@example.com"}'
-                         FROM generate_series(1, %s) n RETURNING id""", (pkg, channel, label, args.items)).fetchall()]
+                       SELECT %s, (%s::uuid[])[1 + n %% greatest(cardinality(%s::uuid[]), 1)], %s || n, 'travel',
+                              '{"name": "Ada Lovelace", "email": "ada@example.com"}'
+                         FROM generate_series(1, %s) n RETURNING id""",
+                    (pkg, channels or [], channels or [], label, args.items)).fetchall()]
                 conn.execute("""INSERT INTO insurance.beneficiaries (risk_item_id, name, email, is_holder, share)
                                 SELECT unnest(%s::bigint[]), 'Ada Lovelace', 'ada@example.com', true, 100""", (ids,))
             t0 = time.perf_counter()
             wait_count(conn, "SELECT count(*) FROM insurance.integration_emissions WHERE risk_item_id BETWEEN %s AND %s "
                              "AND status = 'SUCCESS'", (min(ids), max(ids)), args.items)
-            if channel is not None:  # and every event at the partner
-                wait_count(conn, "SELECT count(*) FROM outbox.http_requests WHERE channel_id = %s "
+            if channels:  # and every event at its partner
+                wait_count(conn, "SELECT count(*) FROM outbox.http_requests WHERE channel_id = ANY(%s::uuid[]) "
                                  "AND delivered_at IS NOT NULL AND (body #>> '{data,riskItemId}')::bigint BETWEEN %s AND %s",
-                           (channel, min(ids), max(ids)), args.items)
+                           (channels, min(ids), max(ids)), args.items)
             elapsed = time.perf_counter() - t0
             used = {name: sum(t - before[name].get(pid, 0.0) for pid, t in cpu_seconds(pids).items())
                     for name, pids in groups.items()}
@@ -199,7 +207,7 @@ def main() -> int:
                     for ms, calls, name in spent[:8] if ms > 0), flush=True)
             if cpu is not None:
                 cpu.update(used)
-            if channel is None:
+            if not channels:
                 cpu_accounts[n_workers] = {name: 1e6 * sec / args.items for name, sec in used.items()}
             rss = max(peak_rss_mb(w.pid) for w in workers)
             for w in workers:
@@ -209,16 +217,21 @@ def main() -> int:
             return args.items / elapsed, rss
 
         def webhook_rounds(run, n_workers: int) -> list[tuple[str, float, float]]:
-            """Alternating rounds: items of no channel, then items of a channel whose one webhook
-            (the sandbox's receiver) takes every event. [(kind, rate, CPU us per emission)]."""
+            """Alternating rounds: items of no channel, then items spread over the channels, each
+            with one webhook of its own (the sandbox's receiver) that takes every event.
+            [(kind, rate, CPU us per emission)]."""
             import secrets as _secrets
-            channel = conn.execute(
-                "SELECT admin.create_channel('bench', 'bench-webhooks', '{v1}', %s, '{}', %s::jsonb, '{bench}') ->> 'id'",
-                (_secrets.token_bytes(32), '{"webhooks": ["%s/_sandbox/webhooks/bench"]}' % sandbox)).fetchone()[0]
-            conn.execute("SELECT admin.set_webhook_secret('bench', %s, %s)", (channel, _secrets.token_bytes(32)))
+            channels = []
+            for i in range(max(1, args.webhook_channels)):
+                channel = conn.execute(
+                    "SELECT admin.create_channel('bench', %s, '{v1}', %s, '{}', %s::jsonb, '{bench}') ->> 'id'",
+                    (f"bench-webhooks-{i}", _secrets.token_bytes(32),
+                     '{"webhooks": ["%s/_sandbox/webhooks/bench-%d"]}' % (sandbox, i))).fetchone()[0]
+                conn.execute("SELECT admin.set_webhook_secret('bench', %s, %s)", (channel, _secrets.token_bytes(32)))
+                channels.append(channel)
             rounds = []
             for r in range(args.webhook_rounds):
-                for kind, target in (("without", None), ("webhooks", channel)):
+                for kind, target in (("without", None), ("webhooks", channels)):
                     cpu: dict[str, float] = {}
                     rate, rss = run(f"wh{r}{kind}-", n_workers, target, cpu)
                     rounds.append((kind, rate, 1e6 * sum(cpu.values()) / args.items))
@@ -320,7 +333,7 @@ def main() -> int:
                 values = [w[i] for w in webhooks if w[0] == kind]
                 return sum(values) / len(values)
             plain, hooked = mean("without", 1), mean("webhooks", 1)
-            print(f"  webhooks on every item: {hooked:6.0f}/s vs {plain:6.0f}/s without "
+            print(f"  webhooks on every item ({args.webhook_channels} channels, an endpoint each): {hooked:6.0f}/s vs {plain:6.0f}/s without "
                   f"(ratio {hooked / plain:.2f}); cost per emission: wall {1e6 / hooked - 1e6 / plain:+.0f} us, "
                   f"CPU {mean('webhooks', 2) - mean('without', 2):+.0f} us ({args.webhook_rounds} alternating rounds)")
         counts = [int(x) for x in args.workers.split(",")]

@@ -74,7 +74,7 @@ async def deliverer(url: str, n: int, secret: str) -> tuple[float, float]:
         return [secret]
 
     channel = str(uuid.uuid4())
-    async with webhook_client(64, 10.0) as client:
+    async with webhook_client(64, 10.0) as client:  # one endpoint: 64 connections
         webhooks = Webhooks(Deliverer(client, secrets_of, public_only=False))
 
         async def one(i: int) -> None:

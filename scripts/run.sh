@@ -43,7 +43,10 @@ stop() {
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   wait
 }
-trap stop INT TERM EXIT
+# A signal stops everything and ends the script (a Ctrl-C during start-up must not let it go on
+# to start the worker); a normal end stops what is left.
+trap 'stop; exit 130' INT TERM
+trap stop EXIT
 
 .venv/bin/python -m app sandbox --port "$SANDBOX_PORT" & pids+=($!)
 .venv/bin/python -m app serve & pids+=($!)

@@ -54,7 +54,7 @@ def test_packages_create_then_duplicate_is_refused(admin):
     (["--variant", "travel:T:1:eur:MEDICAL=1"], "currency"),
     (["--variant", "travel:T:1:EUR:"], "coverages"),
     (["--variant", TRAVEL, "--sales-integration", "PROVIDR_A"], "'PROVIDR_A' is not a provider"),
-    (["--variant", TRAVEL, "--post-sales-integration", "PROVIDER_C"], "'PROVIDER_C' is not a provider"),
+    (["--variant", TRAVEL, "--post-sales-integration", "PROVIDER_Z"], "'PROVIDER_Z' is not a provider"),
     (["--variant", TRAVEL, "--variant", TRAVEL], "once"),
 ])
 def test_packages_that_could_only_fail_later_are_refused(admin, args, says):

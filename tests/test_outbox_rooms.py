@@ -53,7 +53,10 @@ class Peer:
             def log_message(self, *args) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 128  # connections opened at once wait to be accepted, never refused
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -188,6 +191,38 @@ def test_a_webhook_is_signed_with_the_channels_secret_and_its_connection_is_kept
         assert verified == body and headers["webhook-id"] == msg_id
     ports = {client_port for *_, client_port in partner.received}
     assert len(ports) == 1, "the second delivery to an endpoint reuses the first one's connection"
+
+
+def test_many_partners_each_keep_their_connections():
+    """The partner mix: 8 endpoints, 4 deliveries in flight at each (WEBHOOK_ENDPOINT_CONCURRENCY),
+    twice. The second wave goes over the first wave's connections: with one pool for every
+    partner, httpcore closed an idle connection whenever the pool held more than it kept alive,
+    so each wave opened new ones (a TCP connect per webhook)."""
+    import time
+    secret = derive_secret("k" * 40, b"salt")
+    channel = str(uuid.uuid4())
+
+    def slow(body):
+        time.sleep(0.2)  # the four deliveries of an endpoint are in flight together
+        return {}
+
+    async def waves(url: str) -> list[list[dict]]:
+        async with webhook_client(4, 5.0) as client:
+            webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=False, per_endpoint=4))
+            done = []
+            for wave in range(2):
+                rows = [row(100 * wave + 10 * e + i, f"{url}/hook-{e}", {"type": "emission.succeeded"},
+                            **{"X-Outbox-Webhook": channel, "webhook-id": f"msg_{wave}_{e}_{i}"})
+                        for e in range(8) for i in range(4)]
+                done.append(await webhooks.deliver(rows))
+            return done
+
+    with peer(**{f"__hook_{e}": (200, slow) for e in range(8)}) as partner:
+        first, second = run(waves(partner.url))
+    assert [o["status"] for o in first + second] == [200] * 64, first + second
+    ports = [client_port for *_, client_port in partner.received]
+    assert len(set(ports[:32])) > 8, "the first wave ran several deliveries at each endpoint at once"
+    assert set(ports[32:]) <= set(ports[:32]), "the second wave reuses the first wave's connections"
 
 
 def test_a_webhook_whose_secrets_cannot_be_read_is_deferred_without_an_attempt():

@@ -45,7 +45,7 @@ def variant_arg(value: str) -> dict:
 
 
 def provider_arg(value: str) -> str:
-    """A slug that names an adapter (PROVIDER_A, PROVIDER_B, MAIL_PROVIDER)."""
+    """A slug that names an adapter (`python -m app adapters list`)."""
     from app.orchestrator.registry import unknown_slug
     slug = slug_arg(value)
     problem = unknown_slug(slug)

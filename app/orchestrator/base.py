@@ -1,12 +1,24 @@
 """What every adapter shares: the adapter base class, HTTP outcome classification, masking.
 
-An adapter is built from its provider's `auth_config` (validated in `__init__`; a bad one
-raises `ProviderNotConfigured`) and the provider's pooled `httpx.AsyncClient`, which the
-orchestrator owns. `emit()` returns an `EmissionResponse`; it never reads the database.
+An adapter (one module per insurer in app/orchestrator/insurers/) declares:
+    slug, variants         which provider it is and which product variants it insures
+    __init__               the credentials and URLs it reads from `integrations.auth_config`
+                           (`setting`, `url_setting`; a bad one raises ProviderNotConfigured)
+    access_token           the credential an emission presents (OAuth2: oauth2.OAuth2Adapter)
+    emit                   the StandardRiskItem mapped to its request, sent with `post`
+    external_id            where its success answer carries the policy (or message) id
+    classify               how its error answers classify, when it signals more than the
+                           shared rule (`status_error`) knows
+and inherits the rest from here: the Idempotency-Key on every call, the total deadline,
+capped answers, error classes (contract.py), secrets masked in what is kept and logged.
+It is built with the provider's pooled `httpx.AsyncClient`, which the orchestrator owns
+(with its connect and read timeouts). `emit()` returns an `EmissionResponse`; it never reads
+the database.
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import functools
 import re
@@ -160,6 +172,7 @@ class InsuranceAdapter:
     """Base of the adapters: `emit(item, ctx) -> EmissionResponse`."""
 
     slug: ClassVar[str]
+    variants: ClassVar[tuple[str, ...]]  # the product variants it can issue (model.VARIANTS)
 
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:
@@ -194,8 +207,37 @@ class InsuranceAdapter:
     async def emit(self, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
         raise NotImplementedError
 
+    def classify(self, response: httpx.Response) -> EmissionError:
+        """A non-2xx answer as an error: the shared rule (401 auth, 408/425/429/5xx retryable,
+        other 4xx rejected). An insurer that says more (a revoked token) overrides it."""
+        return status_error(response, self.slug)
+
     def external_id(self, body: dict[str, Any]) -> Any:
         raise NotImplementedError
+
+    def secrets(self, ctx: EmitContext) -> list[str]:
+        """Every credential the adapter holds or presents: auth_config values under a
+        secret-looking key (as `mask` finds them), and the access token of this call."""
+        found = [ctx.access_token] if ctx.access_token else []
+
+        def walk(value: Any, secret: bool) -> None:
+            if isinstance(value, dict):
+                for key, inner in value.items():
+                    walk(inner, secret or _secret_key(str(key)))
+            elif isinstance(value, list):
+                for inner in value:
+                    walk(inner, secret)
+            elif secret and isinstance(value, str) and len(value) >= 4:
+                found.append(value)
+        walk(self.auth_config, False)
+        return found
+
+    def scrub(self, error: EmissionError, ctx: EmitContext) -> EmissionError:
+        """`error` without any credential the provider echoed back in its text."""
+        message = error.message
+        for secret in self.secrets(ctx):
+            message = message.replace(secret, MASK)
+        return error if message == error.message else dataclasses.replace(error, message=message)
 
     async def post(self, url: str | httpx.URL, body: dict[str, Any], headers: dict[str, str],
                    ctx: EmitContext) -> EmissionResponse:
@@ -216,7 +258,7 @@ class InsuranceAdapter:
             return failure(EmissionError(PROVIDER_TIMEOUT, f"{self.slug} gave no complete answer within the "
                                                            "total deadline (HTTP_TOTAL_TIMEOUT)", True), payload)
         if not response.is_success:
-            return failure(status_error(response, self.slug), payload)
+            return failure(self.scrub(self.classify(response), ctx), payload)
         if too_big:
             return failure(EmissionError(
                 MALFORMED_RESPONSE, f"{self.slug} answered {response.status_code} with more than "

@@ -21,6 +21,8 @@ PROVIDER_UNAVAILABLE = "PROVIDER_UNAVAILABLE"      # 5xx, 408, 425, 429 (retryab
 PROVIDER_TIMEOUT = "PROVIDER_TIMEOUT"              # connect or read timeout (retryable)
 PROVIDER_UNREACHABLE = "PROVIDER_UNREACHABLE"      # connection refused/reset, DNS (retryable)
 PROVIDER_AUTH_FAILED = "PROVIDER_AUTH_FAILED"      # credentials refused after one token refresh
+PROVIDER_TOKEN_REVOKED = "PROVIDER_TOKEN_REVOKED"  # the insurer said its token was revoked, again after
+                                                   # one refresh (retryable: a later token may be honoured)
 MALFORMED_RESPONSE = "MALFORMED_RESPONSE"          # a 2xx we cannot read (retryable: the same key is safe)
 
 RETRYABLE_STATUSES = frozenset({408, 425, 429}) | frozenset(range(500, 600))

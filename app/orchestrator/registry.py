@@ -1,17 +1,30 @@
-"""The registry: upper-case provider slug -> adapter class, and the check of an auth_config
-against its adapter (the command line refuses what could only fail at the first emission)."""
+"""The registry: upper-case provider slug -> adapter class, found in app/orchestrator/insurers/
+(every module there declares `ADAPTER`), and the check of an auth_config against its adapter
+(the command line refuses what could only fail at the first emission)."""
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
+from app.orchestrator import insurers
 from app.orchestrator.base import InsuranceAdapter, ProviderNotConfigured
-from app.orchestrator.mail_provider import MailProvider
-from app.orchestrator.provider_a import ProviderA
-from app.orchestrator.provider_b import ProviderB
 
-ADAPTERS: dict[str, type[InsuranceAdapter]] = {
-    adapter.slug: adapter for adapter in (ProviderA, ProviderB, MailProvider)
-}
+
+def discover(package=insurers) -> dict[str, type[InsuranceAdapter]]:
+    """slug -> adapter of every module of `package`; two modules claiming one slug is an error."""
+    found: dict[str, type[InsuranceAdapter]] = {}
+    for module in pkgutil.iter_modules(package.__path__):
+        adapter = getattr(importlib.import_module(f"{package.__name__}.{module.name}"), "ADAPTER", None)
+        if adapter is None:
+            raise ImportError(f"{package.__name__}.{module.name} declares no ADAPTER")
+        if adapter.slug in found:
+            raise ImportError(f"two adapters claim {adapter.slug}")
+        found[adapter.slug] = adapter
+    return dict(sorted(found.items()))
+
+
+ADAPTERS: dict[str, type[InsuranceAdapter]] = discover()
 
 
 def unknown_slug(slug: str) -> str | None:

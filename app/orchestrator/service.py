@@ -199,11 +199,16 @@ class Orchestrator:
         return _failed(slug, error, response.request_payload)
 
     async def _emit(self, slug: str, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
-        """emit() with the access token; after a 401, fresh credentials and one more try."""
+        """emit() with the access token; after a 401 (whatever the adapter calls it), fresh
+        credentials and one more try."""
         adapter = await self._adapter(slug, self.config_ttl)
+        if item.variant not in adapter.variants:
+            raise MappingError(f"{slug} does not insure the {item.variant} variant "
+                               f"(it insures {', '.join(adapter.variants)})")
         token = await adapter.access_token(item)
         response = await adapter.emit(item, dataclasses.replace(ctx, access_token=token))
-        if response.success or not response.errors or response.errors[0].code != PROVIDER_AUTH_FAILED:
+        if response.success or not response.errors or not (
+                response.errors[0].code == PROVIDER_AUTH_FAILED or response.errors[0].http_status == 401):
             return response
         adapter = await self._adapter(slug, CONFIG_REFRESH_SECONDS)
         token = await adapter.access_token(item, stale=token)

@@ -27,7 +27,7 @@ import structlog
 
 from app.outbox.queue import DATABASE_ERRORS
 from app.tokens import TokenService
-from app.webhooks import Deliverer as WebhookDeliverer
+from app.webhooks import Deliverer as WebhookDeliverer, EndpointClients
 
 log = structlog.get_logger("app.worker")
 
@@ -205,14 +205,13 @@ def api_client(max_connections: int, config) -> httpx.AsyncClient:
     return httpx.AsyncClient(limits=limits, timeout=timeout)
 
 
-def webhook_client(max_connections: int, timeout: float) -> httpx.AsyncClient:
-    """The webhooks' client, of their own: partners' endpoints never share the API's connection
-    pool, and nothing is followed (redirects) or trusted from the environment (proxies). Each
-    endpoint keeps its connections alive. httpx's own pool: aiohttp's (app/orchestrator/
-    transport.py) costs a webhook about 230 µs less CPU but the worker 8 MB more memory than its
-    48 (docs/performance.md "Webhooks")."""
-    return httpx.AsyncClient(follow_redirects=False, trust_env=False, timeout=httpx.Timeout(timeout),
-                             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=16))
+def webhook_client(per_endpoint: int, timeout: float) -> EndpointClients:
+    """The webhooks' clients, of their own: partners' endpoints never share the API's connection
+    pool, nor each other's (app/webhooks.EndpointClients: a pool per endpoint, its connections
+    kept alive). httpx's own pools: aiohttp's (app/orchestrator/transport.py) costs a webhook
+    about 230 µs less CPU but the worker 8 MB more memory than its 48 (docs/performance.md
+    "Webhooks")."""
+    return EndpointClients(per_endpoint, timeout)
 
 
 class Webhooks:

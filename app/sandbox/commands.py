@@ -1,5 +1,5 @@
-"""`sandbox`: serve the provider sandbox with uvicorn; `sandbox configure URL`: point
-PROVIDER_A, PROVIDER_B and MAIL_PROVIDER (and the identity provider) at a sandbox."""
+"""`sandbox`: serve the provider sandbox with uvicorn; `sandbox configure URL`: point every
+described insurer (app/orchestrator/insurers/*.sandbox.json) at a sandbox."""
 from __future__ import annotations
 
 import argparse
@@ -45,15 +45,15 @@ def _url(value: str) -> str:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("sandbox", help="serve the provider sandbox (PROVIDER_A, PROVIDER_B, "
-                                              "MAIL_PROVIDER, identity provider, chat sink), or "
+    p = subparsers.add_parser("sandbox", help="serve the provider sandbox (every described insurer, "
+                                              "their identity providers, a chat sink), or "
                                               "`sandbox configure URL` to point the providers at one")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, help="default SANDBOX_PORT (8100)")
     p.add_argument("--smtp-port", type=int, help="the mail catcher's SMTP port (SANDBOX_SMTP_PORT, 1025; 0: none)")
     p.set_defaults(func=serve)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
-    c = actions.add_parser("configure", help="point PROVIDER_A, PROVIDER_B and MAIL_PROVIDER (and the "
+    c = actions.add_parser("configure", help="point every described insurer (and its "
                                              "identity provider) at the sandbox served at URL")
     c.add_argument("url", type=_url, metavar="URL")
     add_actor(c)

@@ -1,4 +1,5 @@
-"""The sandbox's development credentials, and the auth_config that points each provider at it.
+"""The sandbox's development credentials, and the auth_config that points each provider at it,
+both read from the insurers' descriptions (descriptions.py).
 
 These are not secrets: they open nothing but a sandbox on a developer's machine.
 """
@@ -6,28 +7,20 @@ from __future__ import annotations
 
 from typing import Any
 
-PROVIDER_A_API_KEY = "sbx-provider-a-key"
+from app.sandbox.descriptions import descriptions
+
+_BY_SLUG = {d.slug: d for d in descriptions()}
+
+PROVIDER_A_API_KEY = next(iter(_BY_SLUG["PROVIDER_A"].auth["keys"]))
 # PROVIDER_B agent accounts: agent code -> API key.
-PROVIDER_B_AGENTS = {"SBX-AGENT-1": "sbx-provider-b-key-1", "SBX-AGENT-2": "sbx-provider-b-key-2"}
-# Identity provider clients (client credentials): client id -> secret.
-IDP_CLIENTS = {"sbx-mail-client": "sbx-mail-secret"}
-TOKEN_TTL_SECONDS = 3600
+PROVIDER_B_AGENTS = {v["agentCode"]: k for k, v in _BY_SLUG["PROVIDER_B"].auth["keys"].items()}
+# The shared identity provider's clients (client credentials): client id -> secret.
+IDP_CLIENTS = dict(_BY_SLUG["MAIL_PROVIDER"].auth["clients"])
 
 
 def auth_configs(base_url: str) -> dict[str, dict[str, Any]]:
-    """auth_config of each provider slug for a sandbox served at `base_url`."""
-    base = base_url.rstrip("/")
-    agent1, key1 = next(iter(PROVIDER_B_AGENTS.items()))
-    (client_id, client_secret), = IDP_CLIENTS.items()
-    return {
-        "PROVIDER_A": {"baseUrl": f"{base}/provider-a", "apiKey": PROVIDER_A_API_KEY},
-        "PROVIDER_B": {"baseUrl": f"{base}/provider-b", "channels": [
-            {"default": True, "agentCode": agent1, "apiKey": key1},
-        ]},
-        "MAIL_PROVIDER": {"baseUrl": f"{base}/mail", "tokenUrl": f"{base}/idp/oauth/token",
-                          "clientId": client_id, "clientSecret": client_secret,
-                          "from": "Insurance <welcome@insurance.invalid>"},
-    }
+    """auth_config of each described insurer for a sandbox served at `base_url`."""
+    return {d.slug: d.config_for(base_url) for d in descriptions()}
 
 
 def chat_webhook_url(base_url: str) -> str:

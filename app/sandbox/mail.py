@@ -65,3 +65,17 @@ class MailCatcher:
         if to:
             rows = [m for m in rows if any(r.lower() == to.lower() for r in m["to"])]
         return rows
+
+
+class MailLifespan:
+    """Falcon middleware: starts the mail catcher with the sandbox and stops it with it (port 0: none)."""
+
+    def __init__(self, mailbox: MailCatcher, host: str, port: int) -> None:
+        self.mailbox, self.host, self.port = mailbox, host, port
+
+    async def process_startup(self, scope, event) -> None:
+        if self.port:
+            self.mailbox.start(self.host, self.port)
+
+    async def process_shutdown(self, scope, event) -> None:
+        self.mailbox.stop()

@@ -1,173 +1,229 @@
-"""The sandbox's own description of each provider's API: what a request must look like.
+"""The providers the sandbox plays: every described insurer, their identity providers, a chat sink.
 
-Each `check_*` returns None for a valid body, or the reason a strict provider would give in
-its 400 answer. Written from the providers' API descriptions, never from the adapters.
+One common path serves them all (`Providers.serve`): count the request as in flight for its
+Idempotency-Key, record it, apply the provider's next fault if there is one, else answer
+as the provider would. An insurer's answer comes from its description (descriptions.py):
+its credentials are checked, its request validated against its own JSON Schema, and the
+same Idempotency-Key gets the same answer back (`Idempotent-Replayed: true`).
 """
 from __future__ import annotations
 
-import datetime
-import re
-from typing import Any
+import asyncio
+import base64
+import secrets
+import time
+from typing import Any, Awaitable, Callable
+from urllib.parse import parse_qs
 
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_CURRENCY = re.compile(r"^[A-Z]{3}$")
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+import falcon
+import falcon.asgi
+import orjson
 
-A_PRODUCTS = {"travel": "PA-TRAVEL", "health": "PA-HEALTH", "home": "PA-HOME", "lifestyle": "PA-LIFESTYLE"}
-B_PRODUCTS = {"TRAVEL", "HEALTH", "HOME", "LIFESTYLE"}
+from app.sandbox.descriptions import Description, Route, render
+from app.sandbox.faults import Fault, Invalid
+from app.sandbox.state import Answer, State
 
+# Keys of the ASGI scope through which a provider route tells SandboxASGI what to do with
+# its answer (the route itself cannot reach the connection).
+IN_FLIGHT = "sandbox.in_flight"   # (provider, Idempotency-Key): counted until answered or hung up
+TRICKLE = "sandbox.trickle"       # seconds over which to send the answer, one byte at a time
+RESET = "sandbox.reset"           # close the connection without an answer
+ISSUED = "sandbox.issued"         # the insurer issued something new for this request
 
-class Invalid(Exception):
-    """A body that breaks the provider's API description; the message is the 400 reason."""
-
-
-def _text(obj: dict, key: str, where: str = "", optional: bool = False) -> str | None:
-    value = obj.get(key)
-    if value is None and optional:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise Invalid(f"{where}{key} is required (non-empty string)")
-    return value
-
-
-def _email(obj: dict, key: str, where: str = "", optional: bool = False) -> None:
-    value = _text(obj, key, where, optional)
-    if value is not None and not _EMAIL.match(value):
-        raise Invalid(f"{where}{key} is not an e-mail address")
+Handle = Callable[[falcon.asgi.Request, bytes, Fault | None], Awaitable[Answer]]
 
 
-def _number(obj: dict, key: str, where: str = "", optional: bool = False, low: float = 0) -> None:
-    value = obj.get(key)
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < low:
-        raise Invalid(f"{where}{key} must be a number >= {low}")
+def _error(status: int, error: str, reason: str, headers: dict[str, str] | None = None) -> Answer:
+    return status, {"error": error, "reason": reason}, headers or {}
 
 
-def _date(obj: dict, key: str, where: str) -> None:
-    value = obj.get(key)
-    if value is None:
-        return
+def _json(raw: bytes) -> Any:
     try:
-        datetime.date.fromisoformat(value)
-    except (TypeError, ValueError):
-        raise Invalid(f"{where}{key} must be a date (YYYY-MM-DD)") from None
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise Invalid("body is not valid JSON") from None
 
 
-def _object(obj: dict, key: str, where: str = "") -> dict:
-    value = obj.get(key)
-    if not isinstance(value, dict):
-        raise Invalid(f"{where}{key} is required (object)")
-    return value
+def _form(raw: bytes) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
 
 
-def _list(obj: dict, key: str, where: str = "") -> list:
-    value = obj.get(key)
-    if not isinstance(value, list):
-        raise Invalid(f"{where}{key} is required (array)")
-    return value
+def token_record(raw: bytes) -> dict[str, Any]:
+    """What the sandbox records of a token request: never the client secret."""
+    return {k: v for k, v in _form(raw).items() if k != "client_secret"}
 
 
-def _money(body: dict) -> None:
-    premium = _object(body, "premium")
-    _number(premium, "amount", "premium.")
-    if not isinstance(premium.get("currency"), str) or not _CURRENCY.match(premium["currency"]):
-        raise Invalid("premium.currency must be an ISO 4217 code")
+class Providers:
+    def __init__(self, state: State, insurers: tuple[Description, ...]) -> None:
+        self.state = state
+        self.insurers = {d.slug: d for d in insurers}
+        # identity provider name -> (clients: id -> secret, token lifetime in seconds)
+        self.identity: dict[str, tuple[dict[str, str], float]] = {}
+        for d in insurers:
+            if d.identity_provider:
+                clients, ttl = self.identity.get(d.identity_provider, ({}, 0))
+                self.identity[d.identity_provider] = ({**clients, **d.auth["clients"]},
+                                                      max(ttl, d.auth.get("tokenTtl", 3600)))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every provider a fault may name."""
+        return (*self.insurers, *self.identity, "CHAT")
+
+    # -- the common path of every provider call ---------------------------------------------
+
+    async def serve(self, provider: str, req: falcon.asgi.Request, resp: falcon.asgi.Response, handle: Handle,
+                    record_body: Callable[[bytes], Any] | None = None) -> None:
+        state = self.state
+        req.scope[IN_FLIGHT] = state.enter(provider, req.get_header("Idempotency-Key"))
+        raw = await req.stream.read()
+        state.requests[provider] += 1
+        record = {"seq": next(state.seq), "at": time.time(), "provider": provider, "method": req.method,
+                  "path": req.path, "idempotencyKey": req.get_header("Idempotency-Key"), "body": None}
+        try:
+            record["body"] = record_body(raw) if record_body else orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            record["body"] = raw[:2000].decode("utf-8", "replace")
+        state.records.append(record)
+
+        status, body, headers = await self._answer(provider, req, raw, handle)
+        if status == 0:  # reset: SandboxASGI closes the connection instead
+            record["status"] = None
+            req.scope[RESET] = True
+            return
+        record["status"] = status
+        if headers.get("Idempotent-Replayed") == "true":
+            record["replayed"] = True
+        if req.scope.get(ISSUED):
+            record["issued"] = True  # a new policy or message, whether or not its answer arrives
+        resp.status = status
+        for name, value in headers.items():
+            resp.set_header(name, value)
+        if isinstance(body, bytes):
+            resp.data = body
+            resp.content_type = headers.get("Content-Type", falcon.MEDIA_JSON)
+        elif isinstance(body, str):
+            resp.text = body
+            resp.content_type = falcon.MEDIA_TEXT
+        else:
+            resp.data = orjson.dumps(body)
+            resp.content_type = falcon.MEDIA_JSON
+
+    async def _answer(self, provider: str, req, raw: bytes, handle: Handle) -> Answer:
+        fault = self.state.take_fault(provider)
+        if fault is None or fault.expires_in:
+            return await handle(req, raw, fault)
+        if fault.delay:
+            await asyncio.sleep(fault.delay)   # slow, then a normal answer
+        elif fault.timeout:
+            await asyncio.sleep(fault.timeout)  # longer than any sane client waits
+            return _error(504, "gateway_timeout", "injected timeout")
+        elif fault.reset:
+            return 0, b"", {}
+        elif fault.trickle:
+            req.scope[TRICKLE] = fault.trickle
+        elif fault.body is not None:
+            headers = {"Content-Type": "text/html; charset=utf-8"}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = str(fault.retry_after)
+            return fault.status, fault.body, headers
+        elif fault.malformed:
+            return 200, b'{"policyNumber": "PA-', {}
+        elif fault.expired_token or fault.revoked_token:
+            insurer = self.insurers.get(provider)
+            if insurer is not None and insurer.identity_provider:
+                self.state.tokens[insurer.identity_provider].clear()
+            name = "expiredToken" if fault.expired_token else "revokedToken"
+            return insurer.error(name) if insurer else _error(401, "invalid_token", "the access token expired")
+        else:
+            headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+            return _error(fault.status, "injected_fault", f"injected {fault.status}", headers)
+        return await handle(req, raw, None)
+
+    # -- the insurers ------------------------------------------------------------------------
+
+    def credential(self, insurer: Description, req) -> dict[str, Any] | None:
+        """The attributes of the credential presented, or None when the insurer refuses it."""
+        auth = insurer.auth
+        header = req.get_header(auth.get("header", "Authorization")) or ""
+        if auth["type"] == "apiKey":
+            return auth["keys"].get(header)
+        bearer = header[7:] if header.startswith("Bearer ") else ""
+        if auth["type"] == "bearer":
+            found = auth["keys"].get(bearer)
+            agent = auth.get("agentHeader")
+            if found is None or (agent and req.get_header(agent) != found.get("agentCode")):
+                return None
+            return found
+        expires = self.state.tokens[insurer.identity_provider].get(bearer)
+        return {} if expires is not None and expires >= time.time() else None
+
+    async def insurer(self, insurer: Description, route: Route, req, raw: bytes, fault: Fault | None) -> Answer:
+        credential = self.credential(insurer, req)
+        if credential is None:
+            return insurer.error("expiredToken" if insurer.identity_provider else "unauthorized")
+        try:
+            body = _json(raw)
+            route.check(body, credential)
+        except Invalid as exc:
+            return insurer.error("invalidRequest", reason=str(exc))
+        key = req.get_header("Idempotency-Key")
+        if not key:
+            return insurer.error("missingIdempotencyKey")
+        issued = self.state.issued[insurer.slug]
+        answer = issued.get(key)
+        if answer is not None:
+            _, stored, headers = answer
+            return 200, stored, {**headers, "Idempotent-Replayed": "true"}
+        req.scope[ISSUED] = True
+        values = {"body": body, "credential": credential, "seq": self.state.next_number(insurer.slug)}
+        answer = issued[key] = (route.success["status"], render(route.success["body"], values),
+                                dict(route.success.get("headers") or {}))
+        return answer
+
+    # -- identity providers (OAuth2 client credentials) --------------------------------------
+
+    async def token(self, name: str, req, raw: bytes, fault: Fault | None) -> Answer:
+        clients, ttl = self.identity[name]
+        form = _form(raw)
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        basic = req.get_header("Authorization") or ""
+        if basic.startswith("Basic "):
+            try:
+                client_id, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+            except ValueError:
+                return _error(400, "invalid_request", "malformed Basic credentials")
+        if form.get("grant_type") != "client_credentials":
+            return _error(400, "unsupported_grant_type", "only client_credentials is supported")
+        if client_id not in clients or clients[client_id] != secret:
+            return _error(401, "invalid_client", "client authentication failed")
+        if fault is not None and fault.expires_in:
+            ttl = fault.expires_in
+        token = secrets.token_urlsafe(24)
+        self.state.tokens[name][token] = time.time() + ttl
+        self.state.tokens_issued[name] += 1
+        return 200, {"access_token": token, "token_type": "Bearer", "expires_in": ttl}, {"Cache-Control": "no-store"}
+
+    # -- the chat sink (Slack-compatible incoming webhook) -----------------------------------
+
+    async def chat(self, req, raw: bytes, fault: Fault | None) -> Answer:
+        try:
+            body = _json(raw)
+        except Invalid as exc:
+            return 400, str(exc), {}
+        if not isinstance(body, dict):
+            return 400, "invalid_payload", {}
+        text, blocks = body.get("text"), body.get("blocks")
+        if not (isinstance(text, str) and text.strip()) and not (isinstance(blocks, list) and blocks):
+            return 400, "no_text", {}
+        return 200, "ok", {}
 
 
-def check_provider_a(variant: str, body: Any) -> None:
-    """POST /provider-a/v1/{variant}/policies"""
-    if not isinstance(body, dict):
-        raise Invalid("body must be a JSON object")
-    if body.get("productCode") != A_PRODUCTS[variant]:
-        raise Invalid(f"productCode must be {A_PRODUCTS[variant]} on the {variant} endpoint")
-    reference = _text(body, "externalReference")
-    if not _UUID.match(reference):
-        raise Invalid("externalReference must be a UUID")
-    _text(body, "partnerPolicyId")
-    insured = _object(body, "insured")
-    _text(insured, "fullName", "insured.")
-    _email(insured, "email", "insured.", optional=True)
-    _money(body)
-    for i, coverage in enumerate(_list(body, "coverages")):
-        if not isinstance(coverage, dict) or not isinstance(coverage.get("code"), str):
-            raise Invalid(f"coverages[{i}].code is required")
-    block = _object(body, variant)
-    where = f"{variant}."
-    if variant == "travel":
-        if isinstance(block.get("travellers"), bool) or not isinstance(block.get("travellers"), int) \
-                or block["travellers"] < 1:
-            raise Invalid("travel.travellers must be an integer >= 1")
-        _date(block, "departureDate", where)
-        _date(block, "returnDate", where)
-    elif variant == "health":
-        _date(block, "birthDate", where)
-        if not isinstance(block.get("preExistingConditions"), bool):
-            raise Invalid("health.preExistingConditions must be a boolean")
-    elif variant == "home":
-        _number(block, "buildingValue", where, optional=True)
-    else:
-        for i, b in enumerate(_list(block, "beneficiaries", where)):
-            if not isinstance(b, dict):
-                raise Invalid(f"lifestyle.beneficiaries[{i}] must be an object")
-            _text(b, "name", f"lifestyle.beneficiaries[{i}].")
-            _number(b, "share", f"lifestyle.beneficiaries[{i}].")
+class ProviderRoute:
+    """One provider route: POST goes to `handle` through the common path."""
 
+    def __init__(self, providers: Providers, provider: str, handle: Handle, record_body=None) -> None:
+        self.providers, self.provider, self.handle, self.record_body = providers, provider, handle, record_body
 
-def _party(obj: Any, kind: str, where: str) -> None:
-    if not isinstance(obj, dict):
-        raise Invalid(f"{where} must be an object")
-    if obj.get("kind") != kind:
-        raise Invalid(f"{where}.kind must be {kind}")
-    _text(obj, "fullName", f"{where}.")
-    _email(obj, "email", f"{where}.", optional=kind != "POLICY_HOLDER")
-
-
-def check_provider_b(agent: str, body: Any) -> None:
-    """POST /provider-b/api/v2/emissions"""
-    if not isinstance(body, dict):
-        raise Invalid("body must be a JSON object")
-    if body.get("agentCode") != agent:
-        raise Invalid("agentCode does not match the authenticated agent")
-    _text(body, "externalRef")
-    _text(body, "policyReference")
-    if body.get("product") not in B_PRODUCTS:
-        raise Invalid(f"product must be one of {', '.join(sorted(B_PRODUCTS))}")
-    _money(body)
-    _object(body, "insuredSubject")
-    _party(body.get("policyHolder"), "POLICY_HOLDER", "policyHolder")
-    total = 0.0
-    for i, b in enumerate(_list(body, "beneficiaries")):
-        _party(b, "BENEFICIARY", f"beneficiaries[{i}]")
-        _number(b, "percentage", f"beneficiaries[{i}].", low=0.01)
-        total += b["percentage"]
-    if total > 100:
-        raise Invalid("beneficiary percentages add up to more than 100")
-    for i, b in enumerate(_list(body, "additionalInsured")):
-        _party(b, "ADDITIONAL_INSURED", f"additionalInsured[{i}]")
-
-
-def check_mail(body: Any) -> None:
-    """POST /mail/v1/messages"""
-    if not isinstance(body, dict):
-        raise Invalid("body must be a JSON object")
-    _text(body, "from")
-    to = _list(body, "to")
-    if not to:
-        raise Invalid("to must name at least one recipient")
-    for i, r in enumerate(to):
-        if not isinstance(r, dict):
-            raise Invalid(f"to[{i}] must be an object")
-        _email(r, "email", f"to[{i}].")
-    _text(body, "subject")
-    _text(body, "html")
-    _text(body, "text")
-
-
-def check_chat(body: Any) -> None:
-    """POST /chat/webhook (Slack-compatible incoming webhook)"""
-    if not isinstance(body, dict):
-        raise Invalid("invalid_payload")
-    text, blocks = body.get("text"), body.get("blocks")
-    if not (isinstance(text, str) and text.strip()) and not (isinstance(blocks, list) and blocks):
-        raise Invalid("no_text")
+    async def on_post(self, req, resp) -> None:
+        await self.providers.serve(self.provider, req, resp, self.handle, self.record_body)

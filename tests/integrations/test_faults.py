@@ -90,9 +90,15 @@ def test_one_faulted_emission_in_ten_leaves_nine_successes(name, fstack, admin, 
     uid = next(i["uid"] for i in items if i["id"] == faulted["risk_item_id"])
     times = [c["at"] for c in calls if c["idempotencyKey"] == f"{uid}:PROVIDER_A:SALES_DISPATCH"]
     assert len(times) == 2 and times[1] - times[0] >= 0.5, "the retry waited for its backoff"
-    statuses = admin.execute("SELECT last_status FROM outbox.http_requests WHERE url LIKE '/api/%%' "
+    # The worker records a delivery's answer after the API has stored the emission (in batches,
+    # app/outbox/queue.py): wait for the records, then read them.
+    def statuses() -> list[dict]:
+        return admin.execute("SELECT last_status FROM outbox.http_requests WHERE url LIKE '/api/%%' "
                              "AND created_at >= %s", (started,)).fetchall()
-    assert statuses and all(r["last_status"] == 200 for r in statuses), "the API answered every delivery 200"
+
+    recorded = wait_for(lambda: (r := statuses()) and all(s["last_status"] is not None for s in r) and r,
+                        SETTLE_SECONDS, "the worker's records of its deliveries")
+    assert all(r["last_status"] == 200 for r in recorded), "the API answered every delivery 200"
 
 
 def test_a_poisoned_outcome_in_the_middle_of_a_batch_blocks_nothing(fstack, admin, insert_items, make_package):

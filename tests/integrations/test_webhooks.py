@@ -382,9 +382,9 @@ def test_a_private_or_metadata_url_is_refused_outside_development(wstack, admin,
 async def test_a_worker_outside_development_refuses_a_private_address_at_delivery():
     """The address is checked again when the row is sent (DNS may have changed since the save):
     nothing reaches a private endpoint, and the row is retried, not delivered."""
-    from app.webhooks import Deliverer, derive_secret
+    from app.webhooks import Deliverer, EndpointClients, derive_secret
     with receiver() as private:
-        async with httpx.AsyncClient() as client:
+        async with EndpointClients(4, 10.0) as client:
             secret = derive_secret("k" * 40, b"salt")
             deliverer = Deliverer(client, lambda channel: _async([secret]), public_only=True)
             row = {"id": 1, "url": f"https://127.0.0.1:{private.port}/hook", "attempts": 1, "body": {"type": "x"},

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 from typing import Any, Iterator
 
 import httpx
@@ -11,8 +15,67 @@ import orjson
 import pytest
 
 from app.db import Database
+from app.orchestrator.model import StandardRiskItem
 from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
+from tests.conftest import ROOT, child_environ
+
+
+def point_providers_at(admin, sandbox_url: str) -> None:
+    """Every described insurer's integrations row pointed at the sandbox served at `sandbox_url`."""
+    from app.sandbox.credentials import auth_configs
+    for slug, auth_config in auth_configs(sandbox_url).items():
+        admin.execute("SELECT integrations.set_provider_config(%s, %s)", (slug, orjson.dumps(auth_config).decode()))
+
+
+def copy_repo(target: Path) -> Path:
+    """The code and the tests copied to `target` (a tree to change without touching this one)."""
+    ignore = shutil.ignore_patterns("__pycache__", "node_modules", "pgtap")
+    for part in ("app", "tests"):
+        shutil.copytree(ROOT / part, target / part, ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+    return target
+
+
+def run_in(copy: Path, admin, sandbox: str, *args: str) -> subprocess.CompletedProcess:
+    """`python -m ARGS` in a copy of the repo (a child pytest, the command line); afterwards
+    the insurers point at this session's sandbox again (a child's own sandbox is gone)."""
+    try:
+        return subprocess.run([sys.executable, "-m", *args], cwd=copy, env=child_environ(), capture_output=True,
+                              text=True, timeout=600)
+    finally:
+        point_providers_at(admin, sandbox)
+
+
+@pytest.fixture(scope="module")
+def pointed(admin, sandbox):
+    """Every described insurer pointed at the session's sandbox (another suite's stack may have
+    pointed them elsewhere)."""
+    point_providers_at(admin, sandbox)
+
+
+def sample(variant: str) -> StandardRiskItem:
+    """A StandardRiskItem with every field a variant's mapper may read: the holder, an heir
+    with a share, a spouse without, and the insured subject of each variant."""
+    holder = f"holder-{uuid.uuid4().hex[:8]}@example.com"
+    return StandardRiskItem.from_json({
+        "id": 1, "uid": str(uuid.uuid4()), "package_id": 1, "package_uid": "kit-package",
+        "policy_uid": f"kit-{uuid.uuid4().hex[:8]}", "variant": variant,
+        "insured_subject": {"name": "Ada Lovelace", "email": holder, "phone": "+44 20 7946 0000",
+                            "document": "X1234567", "destination": "Lisbon", "departureDate": "2027-03-01",
+                            "returnDate": "2027-03-09", "birthDate": "1990-12-10",
+                            "address": "12 St James's Square, London", "postalCode": "SW1Y 4JH",
+                            "buildingValue": 350000},
+        "beneficiaries": [
+            {"name": "Ada Lovelace", "email": holder, "document": "X1234567", "relationship": "self",
+             "isHolder": True, "share": 60},
+            {"name": "Byron King", "email": "heir@example.com", "relationship": "child", "share": 40},
+            {"name": "William King", "relationship": "spouse", "share": 0}],
+        "authorized_claimants": [holder],
+        "policy": {"variantName": variant.title(), "coverages": [{"code": "BASIC", "limit": 1000}],
+                   "premium": 19.9, "currency": "EUR"},
+    })
+
 
 
 @pytest.fixture(scope="session")

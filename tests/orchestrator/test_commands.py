@@ -31,7 +31,7 @@ def test_set_then_show_masks_the_credentials(admin, sandbox):
 
 def test_unknown_providers_and_unusable_configs_are_refused(admin):
     before = admin.execute("SELECT count(*) AS n FROM insurance.integrations").fetchone()["n"]
-    for args, says in ((["set", "PROVIDER_C", "--auth-config", '{"apiKey": "k"}'], "PROVIDER_C' is not a provider"),
+    for args, says in ((["set", "PROVIDER_Z", "--auth-config", '{"apiKey": "k"}'], "PROVIDER_Z' is not a provider"),
                        (["set", "PROVIDER_A", "--auth-config", '{"baseUrl": "https://x.example"}'], "apiKey is missing"),
                        (["set", "PROVIDER_B", "--auth-config", '{"baseUrl": "https://x.example"}'], "channels"),
                        (["set", "MAIL_PROVIDER", "--auth-config", '{"baseUrl": "ftp://x"}'], "MAIL_PROVIDER")):

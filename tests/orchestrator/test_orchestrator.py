@@ -11,8 +11,8 @@ import structlog
 
 from app.db import Database
 from app.orchestrator import contract
+from app.orchestrator.insurers.provider_a import ProviderA
 from app.orchestrator.model import InvalidRiskItem, StandardRiskItem
-from app.orchestrator.provider_a import ProviderA
 from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
 from app.sandbox import credentials
@@ -221,7 +221,7 @@ async def test_a_payload_the_provider_refuses_is_not_retryable(item_of, orchestr
     item = await item_of("travel", insured_subject={"name": "Ada", "email": "not-an-email"})
     result = await orchestrator.orchestrate_insurance_emission("PROVIDER_A", item, key())
     assert (result.code, result.retryable, result.http_status) == (contract.PROVIDER_REJECTED, False, 400)
-    assert "insured.email is not an e-mail address" in result.message
+    assert "insured.email must be email" in result.message  # the insurer's reason
 
 
 async def test_connection_refused_is_retryable(item_of, configured):

@@ -132,9 +132,12 @@ SELECT throws_ok(format('SELECT gateway.redeliver_webhook(0, %s)', (SELECT first
 SELECT pg_temp.as_operator();
 
 -- A batch of outcomes (integrations.record_batch, one statement for all): each recorded sales
--- dispatch queues its own events, in the batch's order, each with its own webhook-id.
+-- dispatch queues its own events, in the batch's order, each with its own webhook-id; each
+-- channel of the batch is read once, for every event type it receives: none for an item
+-- without a channel or of a channel without a secret, wherever they stand in the batch.
 ALTER TABLE ids ADD COLUMN batch bigint[];
-UPDATE ids SET batch = ARRAY[pg_temp.item(a), pg_temp.item(a), pg_temp.item(a), pg_temp.item(b), pg_temp.item(NULL)];
+UPDATE ids SET batch = ARRAY[pg_temp.item(a), pg_temp.item(a), pg_temp.item(a), pg_temp.item(b), pg_temp.item(NULL),
+                             pg_temp.item(no_secret), pg_temp.item(b)];
 SELECT pg_temp.act_as('insurance_service');
 SELECT integrations.record_batch(jsonb_build_array(
          jsonb_build_object('riskItemId', batch[1], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
@@ -146,7 +149,11 @@ SELECT integrations.record_batch(jsonb_build_array(
          jsonb_build_object('riskItemId', batch[4], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
                             'outcome', '{"status": "SUCCESS", "externalId": "B-4"}'::jsonb),
          jsonb_build_object('riskItemId', batch[5], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
-                            'outcome', '{"status": "SUCCESS", "externalId": "B-5"}'::jsonb)),
+                            'outcome', '{"status": "SUCCESS", "externalId": "B-5"}'::jsonb),
+         jsonb_build_object('riskItemId', batch[6], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
+                            'outcome', '{"status": "SUCCESS", "externalId": "B-6"}'::jsonb),
+         jsonb_build_object('riskItemId', batch[7], 'provider', 'PROVIDER_A', 'event', 'SALES_DISPATCH',
+                            'outcome', '{"status": "FAILED", "retryable": false, "code": "PROVIDER_REJECTED"}'::jsonb)),
        '{"maxAttempts": 3, "retryBaseSeconds": 1, "retryCapSeconds": 2}') FROM ids;
 SELECT pg_temp.as_operator();
 SELECT is((SELECT array_agg(array_position(batch, (o.body #>> '{data,riskItemId}')::bigint) || ' ' || o.url || ' '
@@ -155,10 +162,10 @@ SELECT is((SELECT array_agg(array_position(batch, (o.body #>> '{data,riskItemId}
             WHERE (o.body #>> '{data,riskItemId}')::bigint = ANY (batch)),
           ARRAY['1 https://a.example/hook emission.succeeded', '2 https://a.example/hook emission.abandoned',
                 '2 https://a.example/abandoned emission.abandoned', '3 https://a.example/hook emission.failed',
-                '4 https://b.example/hook emission.succeeded'],
+                '4 https://b.example/hook emission.succeeded', '7 https://b.example/hook emission.abandoned'],
           'a batch of outcomes: each sales dispatch''s events to its channel''s endpoints, in the batch''s order');
 SELECT is((SELECT count(DISTINCT o.headers ->> 'webhook-id') FROM ids, outbox.http_requests o
-            WHERE (o.body #>> '{data,riskItemId}')::bigint = ANY (batch)), 5::bigint,
+            WHERE (o.body #>> '{data,riskItemId}')::bigint = ANY (batch)), 6::bigint,
           'each with its own webhook-id');
 
 SELECT * FROM finish();

@@ -34,9 +34,9 @@ def test_provider_a_is_strict(http):
     missing = post_a(http, travel_policy(), key=None)
     assert missing.status_code == 400 and missing.json()["error"] == "missing_idempotency_key"
     wrong = post_a(http, travel_policy(productCode="PA-HOME"), key=str(uuid.uuid4()))
-    assert wrong.status_code == 400 and "productCode must be PA-TRAVEL" in wrong.json()["reason"]
+    assert wrong.status_code == 400 and wrong.json()["reason"] == "productCode must be same as const definition: PA-TRAVEL"
     no_block = post_a(http, {k: v for k, v in travel_policy().items() if k != "travel"}, key=str(uuid.uuid4()))
-    assert no_block.status_code == 400 and no_block.json()["reason"] == "travel is required (object)"
+    assert no_block.status_code == 400 and no_block.json()["reason"] == "body must contain ['travel'] properties"
     assert post_a(http, travel_policy(), variant="boat").status_code == 404
 
 
@@ -70,7 +70,7 @@ def test_identity_provider_and_mail_check_credentials(http):
                      "Authorization": "Bearer not-a-token"}).status_code == 401
     sent = http.post("/mail/v1/messages", json={**message, "to": []}, headers={
         "Idempotency-Key": str(uuid.uuid4()), "Authorization": f"Bearer {good.json()['access_token']}"})
-    assert sent.status_code == 400 and sent.json()["reason"] == "to must name at least one recipient"
+    assert sent.status_code == 400 and sent.json()["reason"] == "to must contain at least 1 items"
 
 
 def test_chat_sink_records_slack_messages(http):

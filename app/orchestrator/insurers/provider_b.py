@@ -18,7 +18,7 @@ import httpx
 
 from app.orchestrator.base import InsuranceAdapter, ProviderNotConfigured
 from app.orchestrator.contract import EmissionResponse, EmitContext
-from app.orchestrator.model import Beneficiary, MappingError, StandardRiskItem
+from app.orchestrator.model import VARIANTS, Beneficiary, MappingError, StandardRiskItem
 
 
 def _person(kind: str, b: Beneficiary) -> dict[str, Any]:
@@ -47,6 +47,7 @@ def map_parties(item: StandardRiskItem) -> dict[str, Any]:
 
 class ProviderB(InsuranceAdapter):
     slug = "PROVIDER_B"
+    variants = VARIANTS
 
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:
@@ -94,3 +95,6 @@ class ProviderB(InsuranceAdapter):
                 **map_parties(item)}
         headers = {"Authorization": f"Bearer {ctx.access_token}", "X-Agent-Code": channel["agentCode"]}
         return await self.post(self.urls[index], body, headers, ctx)
+
+
+ADAPTER = ProviderB

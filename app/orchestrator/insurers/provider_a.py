@@ -103,6 +103,7 @@ VARIANTS: dict[str, tuple[str, Mapper]] = {
 
 class ProviderA(InsuranceAdapter):
     slug = "PROVIDER_A"
+    variants = tuple(VARIANTS)
 
     def __init__(self, auth_config: dict[str, Any], http: httpx.AsyncClient,
                  state: dict[str, Any] | None = None) -> None:
@@ -121,3 +122,6 @@ class ProviderA(InsuranceAdapter):
     async def emit(self, item: StandardRiskItem, ctx: EmitContext) -> EmissionResponse:
         client = self.clients[item.variant]
         return await self.post(client.url, client.body(item), {"X-Api-Key": ctx.access_token or ""}, ctx)
+
+
+ADAPTER = ProviderA
