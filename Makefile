@@ -1,6 +1,6 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 SHELL := /bin/bash
-.PHONY: setup run test migrate sandbox clean lint-openapi sql-reference \
+.PHONY: setup run test ha-up ha-down migrate sandbox clean lint-openapi sql-reference \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
         bench-server-limits bench-compare
 
@@ -12,6 +12,14 @@ setup:
 ## Deploy the migrations, then serve the API on 127.0.0.1:$(PORT) with the worker and the sandbox.
 run: setup
 	@scripts/run.sh
+
+## A pg_auto_failover formation on this machine: monitor 6000, nodes 6001 and 6002, under /tmp/insurance-ha
+## (HA_DIR, HA_*_PORT: scripts/ha.sh); prints the URLs. `HA=1 make run` runs the stack on it.
+ha-up: setup
+	@scripts/ha.sh up
+
+ha-down:
+	@scripts/ha.sh down
 
 ## The whole suite on a throwaway database (sqitch round trip, pgTAP, pytest).
 test:

@@ -46,7 +46,8 @@ class Services:
 def build_services(config: Config) -> Services:
     from app.gateway import BRANCHES as GATEWAY_BRANCHES
     db = Database(config.database_url, config.db_pool_min, config.db_pool_max,
-                  config.db_statement_cache_size, config.db_acquire_timeout)
+                  config.db_statement_cache_size, config.db_acquire_timeout,
+                  read_dsn=config.read_database_url, read_max_lag=config.read_max_lag)
     orchestrator = Orchestrator(config, db)
     return Services(
         config=config,

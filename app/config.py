@@ -267,7 +267,11 @@ class Config:
         "message; `development` reads the secrets the environment does not set from `DEV_ENV_FILE`; `test` "
         "generates ephemeral ones per process", mode, group="Mode and secrets")
     database_url: str = setting(
-        "DATABASE_URL", "postgresql://insurance_app@127.0.0.1:5432/insurance", "the app's login", group=DB)
+        "DATABASE_URL", "postgresql://insurance_app@127.0.0.1:5432/insurance",
+        "the app's login. Every database URL may name several hosts, "
+        "`postgresql://user@h1:5432,h2:5432/db?target_session_attrs=read-write`: the primary is whichever takes "
+        "writes, and the pools, the worker's LISTEN and the command line find it again after a failover "
+        "(docs/operations.md \"High availability\")", group=DB)
     admin_database_url: str = setting(
         "ADMIN_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/insurance",
         "migrations and the command line", group=DB)
@@ -291,6 +295,15 @@ class Config:
     db_acquire_timeout: float = setting(
         "DB_ACQUIRE_TIMEOUT", "3", "seconds a request waits for a pooled connection before 503 `DATABASE_BUSY`",
         number, group=DB)
+    # A standby for the partner's and the holder's reads (app/db.py Replica); "" = all on DATABASE_URL.
+    read_database_url: str = setting(
+        "READ_DATABASE_URL", "",
+        "a standby for the partner gateway's list and get and the holder's reads; a caller's reads stay on the "
+        "primary until the standby has replayed that caller's last write through this process "
+        "(docs/operations.md \"Reads on a standby\")", group=DB)
+    read_max_lag: float = setting(
+        "READ_MAX_LAG", "1", "seconds of replay lag beyond which the standby is skipped and the primary reads",
+        seconds, group=DB)
     sqitch_plan: Path = setting("SQITCH_PLAN", str(ROOT / "sqitch.plan"),
                                 "the sqitch plan `/readyz` compares the database with", path, group=DB,
                                 shown="`sqitch.plan` of the checkout")

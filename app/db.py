@@ -17,9 +17,12 @@ login's own privileges would apply).
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import os
 import re
 import socket
+import time
 from typing import Any
 
 import asyncpg
@@ -108,6 +111,34 @@ def _busy():
     return database_busy()
 
 
+class DatabaseUnavailable(ConnectionError):
+    """No primary answers: the one we held is gone (a failover, a restart) or no host of the URL
+    accepts a read-write session yet. Retryable: the HTTP surfaces answer 503
+    DATABASE_UNAVAILABLE with Retry-After. An OSError, so that every `except OSError` of the
+    worker and the pipeline (a database away) takes it as it takes a refused connection."""
+
+
+# A lost session, a server going down or in recovery, a standby where a primary was expected:
+# class 08 (connection exceptions), 57P01-57P03 (admin/crash shutdown, cannot connect now) and
+# 25006 (read-only transaction). 57014 (a cancelled statement) is DATABASE_BUSY instead.
+_UNAVAILABLE_STATES = frozenset({"57P01", "57P02", "57P03", "25006"})
+
+
+def unavailable(exc: BaseException) -> bool:
+    """Whether `exc` says that the primary is out of reach (retry later), not that the call is wrong."""
+    if isinstance(exc, (OSError, asyncpg.InterfaceError, asyncpg.exceptions.TargetServerAttributeNotMatched)):
+        return True
+    if isinstance(exc, asyncpg.PostgresError):
+        state = exc.sqlstate or ""
+        return state.startswith("08") or state in _UNAVAILABLE_STATES
+    return False
+
+
+# Connecting gives up after this many seconds (asyncpg's default is 60): a host that drops
+# packets must not hold a request longer than a failover takes.
+CONNECT_TIMEOUT = 5.0
+
+
 class Identity:
     """Who a call runs as: a surface role and the claims (JSON text) that SQL reads through
     insurance.claim(). The credential hooks of app/auth.py put one on `req.context.identity`."""
@@ -131,7 +162,8 @@ class Database:
     """Calls SQL functions by name as a given role; holds no SQL text of its own."""
 
     def __init__(self, dsn: str, min_size: int = 2, max_size: int = 10,
-                 statement_cache_size: int = 256, acquire_timeout: float | None = 3.0) -> None:
+                 statement_cache_size: int = 256, acquire_timeout: float | None = 3.0,
+                 read_dsn: str = "", read_max_lag: float = 1.0) -> None:
         self.dsn = dsn
         self.statement_cache_size = statement_cache_size
         self.min_size = min_size
@@ -140,6 +172,8 @@ class Database:
         self.pool: asyncpg.Pool | None = None
         self._gate: asyncio.Semaphore | None = None
         self._sql: dict[tuple[str, int, str | None, bool], str] = {}
+        # READ_DATABASE_URL: a standby for the reads that may go there (read_as).
+        self.replica: Replica | None = Replica(self, read_dsn, read_max_lag) if read_dsn else None
 
     async def open(self) -> None:
         # Callers queue here, first come first served, and find a free connection in the
@@ -154,18 +188,22 @@ class Database:
             # Start anyway: /healthz answers, /readyz says 503 until the database is back.
             log.error("database_unreachable_at_startup", error=type(exc).__name__)
             self.pool = await self._create_pool(0)
+        if self.replica is not None:
+            await self.replica.open()
 
-    def _create_pool(self, min_size: int):
+    def _create_pool(self, min_size: int, dsn: str | None = None):
         return asyncpg.create_pool(
-            self.dsn, min_size=min_size, max_size=self.max_size, init=_init_connection,
+            dsn or self.dsn, min_size=min_size, max_size=self.max_size, init=_init_connection,
             # 256: every call is then one Bind/Execute of a prepared statement. 0 through
             # PgBouncer in transaction mode before 1.21 (DB_STATEMENT_CACHE_SIZE), where a
             # named statement prepared on one server connection is unknown on the next.
             statement_cache_size=self.statement_cache_size,
-            reset=_keep_session,
+            reset=_keep_session, timeout=CONNECT_TIMEOUT,
         )
 
     async def close(self) -> None:
+        if self.replica is not None:
+            await self.replica.close()
         if self.pool is not None:
             await self.pool.close()
             self.pool = None
@@ -186,7 +224,10 @@ class Database:
         return await self._fetchval(function, claims_function, role, session, args)
 
     async def _fetchval(self, function: str, claims_function: str | None, role: str, second: Any,
-                        args: tuple, with_claims: bool = False) -> Any:
+                        args: tuple, with_claims: bool = False, writer: Any = None,
+                        on: "Replica | None" = None) -> Any:
+        """The call on the primary, or on the replica `on`; `writer` (a caller's key): note the
+        primary's WAL position after the call, so that this caller's next reads wait for it."""
         assert self.pool is not None, "Database.open() was not awaited"
         key = (function, len(args), claims_function, with_claims)
         sql = self._sql.get(key)
@@ -196,7 +237,7 @@ class Database:
         # when the login's statement_timeout or lock_timeout passes (migration role_timeouts).
         # The wait is at the gate (see open()); behind it a connection is free at once.
         # A free gate is taken without arming a timer: the common case stays cheap.
-        gate = self._gate
+        gate, pool = (self._gate, self.pool) if on is None else (on.gate, on.pool)
         if gate.locked():
             try:
                 async with asyncio.timeout(self.acquire_timeout):
@@ -208,15 +249,25 @@ class Database:
         try:
             # Behind the gate a connection is free at once; pool.acquire(timeout=...) would
             # cost a task per call (asyncio.wait_for) for a wait that does not happen.
-            conn = await self.pool.acquire()
+            # A URL of several hosts (target_session_attrs=read-write) finds the primary again
+            # when the pool reconnects after a failover; until then the call fails here.
             try:
-                if with_claims:
-                    return tuple(await conn.fetchrow(sql, role, second, *args))
-                return await conn.fetchval(sql, role, second, *args)
-            finally:
-                await self.pool.release(conn)
+                conn = await pool.acquire()
+                try:
+                    if with_claims:
+                        return tuple(await conn.fetchrow(sql, role, second, *args))
+                    value = await conn.fetchval(sql, role, second, *args)
+                    if writer is not None:  # committed: its position is at or before this one
+                        self.replica.wrote(writer, await conn.fetchval(_WAL_POSITION))
+                    return value
+                finally:
+                    await pool.release(conn)
+            except Exception as exc:
+                if unavailable(exc) and not isinstance(exc, DatabaseUnavailable):
+                    raise DatabaseUnavailable(f"{type(exc).__name__}: {exc}") from exc
+                raise
         finally:
-            self._gate.release()
+            gate.release()
 
     def call_as(self, identity: Identity, function: str, *args: Any):
         """`call` as the identity a credential hook verified (its role and claims)."""
@@ -224,7 +275,25 @@ class Database:
             if identity.learns:
                 return self._call_learning(identity, function, args)
             return self.call_in_session(identity.role, *identity.claims_from, function, *args)
+        if self.replica is not None:
+            # The caller may have written: its next reads on the replica wait for this call.
+            return self._fetchval(function, None, identity.role, identity.claims_json or "", args,
+                                  writer=Replica.caller(identity))
         return self.call(identity.role, identity.claims_json, function, *args)
+
+    async def read_as(self, identity: Identity, function: str, *args: Any) -> Any:
+        """`call_as` for a function that only reads: on the replica (READ_DATABASE_URL) when it is
+        fresh enough for this caller (Replica.serves), else on the primary."""
+        if identity.claims_from is not None:
+            return await self.call_as(identity, function, *args)
+        replica = self.replica
+        if replica is not None and replica.serves(identity):
+            try:
+                return await self._fetchval(function, None, identity.role, identity.claims_json or "", args,
+                                            on=replica)
+            except DatabaseUnavailable:
+                replica.lost()  # a read may be asked again: the primary answers it
+        return await self.call(identity.role, identity.claims_json, function, *args)
 
     async def _call_learning(self, identity: Identity, function: str, args: tuple) -> Any:
         """call_in_session that keeps the claims its statement computed on the identity."""
@@ -238,6 +307,117 @@ class Database:
         assert self.pool is not None
         # Through the gate as well, so that behind it a pooled connection is always free.
         async with asyncio.timeout(self.acquire_timeout), self._gate:
-            rows = await self.pool.fetch(
-                "SELECT change FROM sqitch.changes WHERE project = 'insurance'")
+            try:
+                rows = await self.pool.fetch(
+                    "SELECT change FROM sqitch.changes WHERE project = 'insurance'")
+            except Exception as exc:
+                if unavailable(exc):
+                    raise DatabaseUnavailable(f"{type(exc).__name__}: {exc}") from exc
+                raise
         return [r["change"] for r in rows]
+
+
+# The primary's WAL position after a caller's call (bytes from 0/0), and the state of a replica.
+_WAL_POSITION = "SELECT (pg_catalog.pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint"
+# How far a replica has replayed (its own position once promoted).
+_REPLAYED = """
+SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
+            THEN pg_catalog.pg_last_wal_replay_lsn() - '0/0'::pg_lsn
+            ELSE pg_catalog.pg_current_wal_lsn() - '0/0'::pg_lsn END::bigint"""
+
+
+class Replica:
+    """A standby that takes reads (READ_DATABASE_URL), while it is fresh enough.
+
+    Every WATCH_SECONDS the primary's WAL position and then the replica's replayed position are
+    read (one query each, nothing a login needs privileges for). The replica's lag is the age
+    of the newest primary position it has replayed: 0 when it has all the primary had a moment
+    before, growing while it stands still. A read goes to it when that lag is at most
+    READ_MAX_LAG and it has replayed the caller's last write through this process: after each
+    call of a caller (a channel, a holder) on the primary, the primary's position is kept for
+    `keep` seconds, and until the replica is past it the caller reads the primary. A replica
+    that fails is left until its next good look, and the read goes to the primary.
+    """
+
+    WATCH_SECONDS = 0.2
+
+    def __init__(self, db: Database, dsn: str, max_lag: float) -> None:
+        self.db = db
+        self.dsn = dsn
+        self.max_lag = max_lag
+        # After this long a write is older than any lag the replica may have and still serve.
+        self.keep = 2 * max_lag + 2 * self.WATCH_SECONDS + 1
+        self.pool: asyncpg.Pool | None = None
+        self.gate = asyncio.Semaphore(db.max_size)
+        self.replayed = -1              # its replayed position at the last look; -1: not usable
+        self.lag = float("inf")
+        self.writes: dict[tuple[str, str], tuple[int, float]] = {}  # caller -> (position, until)
+        self._primary: collections.deque[tuple[float, int]] = collections.deque()  # (time, position)
+        self._watcher: asyncio.Task | None = None
+
+    @staticmethod
+    def caller(identity: Identity) -> tuple[str, str] | None:
+        """Whose writes these are: the role and the token's subject (a channel, a holder)."""
+        claims = getattr(identity, "claims", None)
+        return (identity.role, str(claims.get("sub"))) if isinstance(claims, dict) else None
+
+    async def open(self) -> None:
+        try:
+            self.pool = await self.db._create_pool(1, self.dsn)
+        except (OSError, asyncpg.PostgresError) as exc:
+            log.error("replica_unreachable_at_startup", error=type(exc).__name__)
+            self.pool = await self.db._create_pool(0, self.dsn)
+        self._watcher = asyncio.create_task(self._watch())
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        if self.pool is not None:
+            await self.pool.close()
+
+    async def _watch(self) -> None:
+        while True:
+            try:
+                async with asyncio.timeout(max(1.0, self.max_lag)):
+                    async with self.db._gate:  # behind the gate, as every primary call
+                        primary = await self.db.pool.fetchval(_WAL_POSITION)
+                    self.look(primary, await self.pool.fetchval(_REPLAYED))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # either away: the replica's lag is unknown, the primary reads
+                if self.replayed >= 0:
+                    log.warning("replica_unusable", error=type(exc).__name__)
+                self.lost()
+            await asyncio.sleep(self.WATCH_SECONDS)
+
+    def look(self, primary: int, replayed: int, now: float | None = None) -> None:
+        """Record a look: the primary's position, then the replica's replayed one."""
+        now = time.monotonic() if now is None else now
+        samples = self._primary
+        samples.append((now, primary))
+        while len(samples) > 1 and samples[1][0] < now - self.keep:
+            samples.popleft()
+        # The newest primary position the replica has replayed is at most this old.
+        caught_up = next((t for t, position in reversed(samples) if position <= replayed), None)
+        self.replayed = replayed
+        self.lag = now - caught_up if caught_up is not None else now - samples[0][0] + self.WATCH_SECONDS
+
+    def lost(self) -> None:
+        self.replayed, self.lag = -1, float("inf")
+
+    def wrote(self, caller: tuple[str, str] | None, position: int) -> None:
+        if caller is None:
+            return
+        now = time.monotonic()
+        if len(self.writes) > 10000:  # bounded: drop what has expired
+            self.writes = {k: v for k, v in self.writes.items() if v[1] > now}
+        self.writes[caller] = (position, now + self.keep)
+
+    def serves(self, identity: Identity) -> bool:
+        """Whether a read of this caller may go to the replica now."""
+        if self.replayed < 0 or self.lag > self.max_lag:
+            return False
+        written = self.writes.get(self.caller(identity))
+        return written is None or written[0] <= self.replayed or written[1] < time.monotonic()

@@ -25,6 +25,8 @@ import falcon
 import orjson
 import structlog
 
+from app.db import unavailable
+
 log = structlog.get_logger("app.errors")
 
 DEFAULT_CODES = {
@@ -107,6 +109,8 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "SERVICE_UNAVAILABLE": (503, None, "the service cannot answer now"),
     "DATABASE_BUSY": (503, None, "a statement, lock wait or pooled connection took too long, or a migration "
                                  "is replacing what the call needs; see Retry-After"),
+    "DATABASE_UNAVAILABLE": (503, None, "no primary database answers (a failover or a restart in progress); "
+                             "retry after Retry-After"),
 }
 
 # Integrity errors a client can cause with valid JSON: a fixed message, never the database's.
@@ -168,6 +172,17 @@ def database_busy() -> ApiError:
                     headers={"Retry-After": "1"})
 
 
+# How long a caller waits before trying again while the database fails over: the formation
+# promotes its standby within seconds (docs/operations.md "High availability").
+UNAVAILABLE_RETRY_AFTER = "2"
+
+
+def database_unavailable() -> ApiError:
+    """503 DATABASE_UNAVAILABLE: the primary is out of reach (app/db.py DatabaseUnavailable)."""
+    return ApiError(503, "DATABASE_UNAVAILABLE", "the database is unavailable; try again shortly",
+                    headers={"Retry-After": UNAVAILABLE_RETRY_AFTER})
+
+
 class CheckRules:
     """The CHECK rules of the tables and domains, as the database describes them: {(schema,
     table or domain, constraint): ([column, ...], sentence)} from insurance.check_rules(),
@@ -207,6 +222,8 @@ def check_violation(exc: asyncpg.PostgresError, rules: CheckRules | None) -> Api
 
 def from_database(exc: asyncpg.PostgresError, rules: CheckRules | None = None) -> ApiError | None:
     """The ApiError a database error stands for, or None for an unexpected one (a 500)."""
+    if unavailable(exc):
+        return database_unavailable()
     state = exc.sqlstate or ""
     if state.startswith("PT") and state[2:].isdigit():
         details = None
@@ -278,6 +295,10 @@ def database_error_handler(rules: CheckRules):
 
 async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exception,
                             params: dict) -> None:
+    if unavailable(exc):  # a connection lost outside app/db.py's calls: retryable, never a 500
+        log.warning("database_unavailable", request_id=getattr(req.context, "request_id", None),
+                    path=req.path, error=type(exc).__name__)
+        raise database_unavailable()
     log.error("unhandled_error", request_id=getattr(req.context, "request_id", None),
               method=req.method, path=req.path, exc_info=exc)
     resp.status = falcon.HTTP_500

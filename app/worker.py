@@ -33,7 +33,7 @@ import httpx
 import structlog
 
 from app.config import Config
-from app.db import PROCESS_NAME, Database
+from app.db import CONNECT_TIMEOUT, PROCESS_NAME, Database
 from app.outbox.deliverers import ApiBatch, Deliverer, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
 from app.outbox.queue import DATABASE_ERRORS, OutboxQueue
 from app.tokens import service_tokens
@@ -167,7 +167,9 @@ class Worker:
         if self._listener is not None and not self._listener.is_closed():
             return
         try:
-            self._listener = await asyncpg.connect(self.config.database_listen_url)
+            # Several hosts with target_session_attrs=read-write: the primary, whichever it is
+            # now; a listener lost in a failover is closed and found again on the next round.
+            self._listener = await asyncpg.connect(self.config.database_listen_url, timeout=CONNECT_TIMEOUT)
             await self._listener.add_listener("outbox", self._on_notify)
         except DATABASE_ERRORS as exc:
             self._listener = None

@@ -2,6 +2,13 @@
 
     make bench-gateway                      # or: .venv/bin/python -m bench.gateway
     BENCH_ROUNDS=5 BENCH_SECONDS=3 BENCH_CONNECTIONS=32   # the defaults
+    PGPORT=6001 BENCH_READ_PORT=6002 make bench-gateway   # on `make ha-up`'s formation: the
+                                    # list once more from a second API reading on the standby
+
+With BENCH_READ_PORT (a standby of the PGHOST:PGPORT primary) a second API process with
+READ_DATABASE_URL on that standby is loaded in the same rounds, and the standby's read
+routes are printed beside the same routes on the primary (the ratio), with the transactions
+the standby served as proof that the reads went there.
 
 The bare endpoint (bench/bare_app.py) and the app run side by side, each as one uvicorn
 process, and are loaded by wrk (1 thread) in alternating rounds, so that the noise of a
@@ -17,10 +24,12 @@ twice the bare endpoint's.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import statistics
 import sys
+import time
 
 # A database of its own: other surfaces' benchmarks deploy other plans into theirs.
 os.environ.setdefault("BENCH_DB", "insurance_bench_gateway")
@@ -30,6 +39,7 @@ import psycopg  # noqa: E402
 
 from bench import lib  # noqa: E402
 
+READ_PORT = os.environ.get("BENCH_READ_PORT", "")  # a standby of the bench database's primary
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS", "32"))
@@ -59,13 +69,23 @@ def seed(admin_url: str) -> dict:
     return {"keys": keys, "item_id": item_id}
 
 
+def standby_transactions() -> int:
+    """Transactions the standby (BENCH_READ_PORT) has served in the bench database."""
+    with psycopg.connect(f"postgresql://postgres@{lib.PGHOST}:{READ_PORT}/postgres", autocommit=True) as conn:
+        return conn.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = %s",
+                            (lib.BENCH_DB,)).fetchone()[0]
+
+
 def main() -> int:
     admin_url = lib.bench_database()
     data = seed(admin_url)
     env = lib.app_environ()
     run = dict(seconds=SECONDS, connections=CONNECTIONS)
 
-    with lib.serve("bench.bare_app:app", env) as bare, lib.serve("app.asgi:app", env) as app:
+    read_env = lib.app_environ(READ_DATABASE_URL=f"postgresql://insurance_app@{lib.PGHOST}:{READ_PORT}/{lib.BENCH_DB}") \
+        if READ_PORT else None
+    with lib.serve("bench.bare_app:app", env) as bare, lib.serve("app.asgi:app", env) as app, \
+            (lib.serve("app.asgi:app", read_env) if read_env else contextlib.nullcontext()) as standby_app:
         v1 = f"{app.url}/api/gateway/v1"
         tokens = {}
         for name, key in data["keys"].items():
@@ -83,6 +103,14 @@ def main() -> int:
             "gateway: GET /v1/risk-items (10)": (f"{v1}/risk-items", {"Authorization": f"Bearer {tokens['ten']}"},
                                                  app, "insurance_app"),
         }
+        if standby_app is not None:
+            standby_v1 = f"{standby_app.url}/api/gateway/v1"
+            for n in ("1", "10"):
+                token = tokens["one" if n == "1" else "ten"]
+                loads[f"standby reads: GET /v1/risk-items ({n})"] = (
+                    f"{standby_v1}/risk-items", {"Authorization": f"Bearer {token}"}, standby_app, "insurance_app")
+            time.sleep(1)  # the API has looked at the standby's lag
+            served_before = standby_transactions()
         runs: dict[str, list[lib.Load]] = {name: [] for name in loads}
         cpu: dict[str, list[tuple[float, float]]] = {name: [] for name in loads}
         for round_ in range(1, ROUNDS + 1):
@@ -95,6 +123,15 @@ def main() -> int:
 
     baseline, *rows = [lib.medians(r) for r in runs.values()]
     print(lib.table([baseline, *rows], baseline))
+    if standby_app is not None:
+        by_name = {r.name: r for r in rows}
+        for n in ("1", "10"):
+            on_standby, on_primary = by_name[f"standby reads: GET /v1/risk-items ({n})"], \
+                by_name[f"gateway: GET /v1/risk-items ({n})"]
+            print(f"standby / primary, GET /v1/risk-items ({n}): {on_standby.rps / on_primary.rps:.2f} x req/s, "
+                  f"p99 {on_standby.p99_ms:.1f} ms vs {on_primary.p99_ms:.1f} ms")
+        print(f"transactions the standby served: {standby_transactions() - served_before} "
+              "(the standby rows' database CPU is not in the table: it is counted on the primary only)")
     print(f"medians of {ROUNDS} alternating rounds of {SECONDS}s x {CONNECTIONS} connections; "
           + lib.rss_line({"bare": bare_rss, "gateway app": app_rss}))
     costs = {name: (statistics.median(a for a, _ in v), statistics.median(d for _, d in v)) for name, v in cpu.items()}

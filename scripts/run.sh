@@ -9,6 +9,13 @@ cd "$(dirname "$0")/.."
 export APP_ENV=${APP_ENV:-development}
 export PORT=${PORT:-8000}
 export SANDBOX_PORT=${SANDBOX_PORT:-8100}
+if [ "${HA:-}" = 1 ]; then
+  # The formation of `make ha-up` (created if missing): every URL names both nodes, and the
+  # processes follow the primary through a failover (docs/operations.md "High availability").
+  urls=$(scripts/ha.sh up)
+  eval "$(printf '%s\n' "$urls" | sed -n 's/^\(DATABASE_URL\|ADMIN_DATABASE_URL\)=/export \1=/p')"
+  echo "[run] on the pg_auto_failover formation: $DATABASE_URL"
+fi
 DB=$(.venv/bin/python -c "from app.config import Config; from urllib.parse import urlsplit; print(urlsplit(Config.from_env().admin_database_url).path.lstrip('/'))")
 ADMIN_URL=$(.venv/bin/python -c "from app.config import Config; print(Config.from_env().admin_database_url)")
 if ! psql -X "$ADMIN_URL" -tAc 'SELECT 1' >/dev/null 2>&1; then

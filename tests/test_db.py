@@ -58,6 +58,70 @@ async def test_no_pooled_connection_in_time_is_503_database_busy(held_otp_lock):
         assert_busy(await stuck)
 
 
+# -- a primary out of reach (a failover in progress): 503 DATABASE_UNAVAILABLE, never 500 ---------
+
+def _with_hosts(url: str, netloc_hosts: str, query: str = "") -> str:
+    """DATABASE_URL with its host:port replaced by `netloc_hosts` (several, comma-separated)."""
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(url)
+    user = parts.netloc.rpartition("@")[0]
+    return urlunsplit((parts.scheme, f"{user}@{netloc_hosts}", parts.path, query, ""))
+
+
+def assert_unavailable(resp) -> None:
+    assert resp.status_code == 503, resp.text
+    assert resp.json["error"]["code"] == "DATABASE_UNAVAILABLE"
+    assert resp.headers["Retry-After"] == "2"
+    assert "asyncpg" not in resp.text and "Error" not in resp.json["error"]["message"]
+
+
+async def test_no_host_answers_is_503_database_unavailable():
+    from tests.conftest import free_port
+    url = _with_hosts(os.environ["DATABASE_URL"], f"127.0.0.1:{free_port()},127.0.0.1:{free_port()}",
+                      "target_session_attrs=read-write")
+    config = Config.from_env(child_environ(DATABASE_URL=url))
+    async with falcon.testing.ASGIConductor(create_app(config)) as client, asyncio.timeout(10):
+        assert_unavailable(await client.simulate_post(OTP_REQUEST, json={"email": f"{unique('x')}@example.com"}))
+        assert (await client.simulate_get("/readyz")).status_code == 503
+
+
+async def test_a_read_only_server_is_503_database_unavailable():
+    """What a demoted primary (now a standby) answers a write: 25006, retryable, not a 500."""
+    url = os.environ["DATABASE_URL"]
+    url += ("&" if "?" in url else "?") + "default_transaction_read_only=on"  # a server setting
+    config = Config.from_env(child_environ(DATABASE_URL=url))
+    async with falcon.testing.ASGIConductor(create_app(config)) as client, asyncio.timeout(10):
+        assert_unavailable(await client.simulate_post(OTP_REQUEST, json={"email": f"{unique('x')}@example.com"}))
+
+
+async def test_a_url_of_several_hosts_finds_the_one_that_answers():
+    """A lost first host (a refused port) is skipped: the pool connects to the next."""
+    from tests.conftest import free_port
+    from urllib.parse import urlsplit
+    real = urlsplit(os.environ["DATABASE_URL"])
+    url = _with_hosts(os.environ["DATABASE_URL"], f"127.0.0.1:{free_port()},{real.hostname}:{real.port or 5432}",
+                      "target_session_attrs=read-write")
+    config = Config.from_env(child_environ(DATABASE_URL=url))
+    async with falcon.testing.ASGIConductor(create_app(config)) as client, asyncio.timeout(10):
+        resp = await client.simulate_post(OTP_REQUEST, json={"email": f"{unique('x')}@example.com"})
+        assert resp.status_code == 200, resp.text
+
+
+def test_a_replicas_lag_is_the_age_of_the_newest_primary_position_it_has_replayed():
+    from app.db import Database, Replica
+    replica = Replica(Database("postgresql://unused"), "postgresql://unused", max_lag=1.0)
+    replica.look(primary=100, replayed=100, now=10.0)
+    assert replica.lag == 0, "caught up"
+    replica.look(primary=200, replayed=100, now=10.2)
+    assert replica.lag == pytest.approx(0.2), "it has what the primary had 0.2 s ago"
+    replica.look(primary=300, replayed=100, now=11.5)
+    assert replica.lag == pytest.approx(1.5)
+    replica.look(primary=300, replayed=300, now=11.7)
+    assert replica.lag == 0
+    replica.lost()
+    assert replica.lag == float("inf") and replica.replayed == -1
+
+
 # A deploy that replaces a function the app calls (a `sqitch rework` restating it with DROP and
 # CREATE, or two changes, each its own transaction) makes it missing, or gone under a call that
 # had already looked it up: the answer is a retryable 503, never a 500 (tests/test_upgrade.py

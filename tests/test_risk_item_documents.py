@@ -114,7 +114,7 @@ def test_the_deploy_stores_the_documents_of_items_that_exist_already(admin):
 
     admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        sqitch("deploy", "--to", "authorized_claimants")
+        sqitch("deploy", "--to", "risk_item_documents^")  # the change before it
         with psycopg.connect(make_conninfo(os.environ["ADMIN_DATABASE_URL"], dbname=name), autocommit=True) as conn:
             conn.execute("""
                 WITH p AS (INSERT INTO insurance.packages (uid, name) VALUES ('old', 'Old') RETURNING id),
@@ -135,7 +135,7 @@ def test_the_deploy_stores_the_documents_of_items_that_exist_already(admin):
             assert stored == (30, 30)
             assert conn.execute("""SELECT jsonb_array_length(document -> 'beneficiaries')
                                      FROM insurance.risk_item_documents LIMIT 1""").fetchone()[0] == 2
-            sqitch("revert", "-y", "--to", "authorized_claimants")
+            sqitch("revert", "-y", "--to", "risk_item_documents^")
             assert conn.execute("SELECT to_regclass('insurance.risk_item_documents')").fetchone()[0] is None
             assert conn.execute("SELECT count(*) FROM insurance.beneficiaries").fetchone()[0] == 60
     finally:

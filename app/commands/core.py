@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import tempfile
 
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from app.cli import admin_connection, config_or_exit, fail
 from app.config import ROOT
@@ -20,11 +20,29 @@ def sqitch_target(database_url: str) -> str:
     return "db:pg:" + database_url.split(":", 1)[1]
 
 
+def one_host(database_url: str) -> str:
+    """The URL of the host libpq picks among several (`h1:p1,h2:p2/db?target_session_attrs=
+    read-write`: the primary), for sqitch, whose URI names one host. A URL of one host as it is."""
+    parts = urlsplit(database_url)
+    if "," not in parts.netloc:
+        return database_url
+    import psycopg
+    try:
+        with psycopg.connect(database_url, connect_timeout=10) as conn:
+            host, port = conn.info.host, conn.info.port
+    except psycopg.OperationalError as exc:
+        fail(f"cannot connect to the database: {str(exc).splitlines()[0]}")
+    user = parts.netloc.rpartition("@")[0]
+    query = "&".join(p for p in parts.query.split("&") if p and not p.startswith("target_session_attrs="))
+    return urlunsplit((parts.scheme, f"{user + '@' if user else ''}{host}:{port}", parts.path, query, ""))
+
+
 def migrate(args) -> int:
     config = config_or_exit()
     if not shutil.which("sqitch"):
         fail("sqitch is not installed (make setup installs it)")
-    command = ["sqitch", "--chdir", str(ROOT), args.action, sqitch_target(config.admin_database_url)]
+    command = ["sqitch", "--chdir", str(ROOT), args.action,
+               sqitch_target(one_host(config.admin_database_url))]
     if args.action == "deploy":
         command.insert(4, "--verify")
     elif args.action == "revert":

@@ -40,6 +40,14 @@ class Channel:
         """`function(rate_limit, *args)` as the channel the `bearer` hook verified."""
         return self.db.call_as(req.context.identity, function, self.rate_limit, *args)
 
+    def read(self, req: falcon.Request, function: str, *args: Any):
+        """`call` of a function that only reads, on the standby of READ_DATABASE_URL when there is
+        one. Not with RATE_LIMIT_PER_MINUTE: then every call counts the channel's minute, a
+        write, and all go to the primary."""
+        if self.rate_limit:
+            return self.call(req, function, *args)
+        return self.db.read_as(req.context.identity, function, self.rate_limit, *args)
+
 
 class _Protected:
     """A route of one branch: the `bearer` hook verifies that branch's tokens."""
@@ -137,10 +145,10 @@ class RiskItems(_Protected):
         page = parse_page(req) if self.keyset else None
         if page:
             limit, after = page
-            reply = await self.channel.call(req, "gateway.page_risk_items", limit, after, policy)
+            reply = await self.channel.read(req, "gateway.page_risk_items", limit, after, policy)
         else:
             start, end = parse_window(req)
-            reply = await self.channel.call(req, "gateway.list_risk_items", start, end, policy)
+            reply = await self.channel.read(req, "gateway.list_risk_items", start, end, policy)
         answer(resp, reply)
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -160,5 +168,5 @@ class RiskItem(_Protected):
             item_id, item_uid = item_ref(uid, "uid")
         except ApiError:
             raise ApiError(404, "RISK_ITEM_NOT_FOUND", "risk item not found") from None
-        answer(resp, await self.channel.call(req, "gateway.get_risk_item", item_id, item_uid))
+        answer(resp, await self.channel.read(req, "gateway.get_risk_item", item_id, item_uid))
 

@@ -15,8 +15,9 @@ so that no file repeats it (CONTRIBUTING.md, "API reference"):
 - `security: [{gatewayBearer: []}]` on a path under /api/gateway/<branch>/ becomes that
   branch's own scheme (gatewayV1, gatewayIaV2, ...), generated here with the branch rule;
 - responses: `X-Request-Id` on every answer, X-RateLimit-* on a gateway bearer route's success,
-  413/415 where a body is read (and the nesting limit in a JSON body's description), 500 and 503 DATABASE_BUSY on every envelope route that reads
-  the database (`x-database: false` opts out);
+  413/415 where a body is read (and the nesting limit in a JSON body's description), 500 and 503
+  DATABASE_BUSY / DATABASE_UNAVAILABLE on every envelope route that reads the database
+  (`x-database: false` opts out);
 - the `ErrorCode` enum, from app/errors.py CODES;
 - `servers`: PUBLIC_BASE_URL when it is set, else the relative "/".
 """

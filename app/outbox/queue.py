@@ -21,7 +21,10 @@ from app.db import SERVICE, Database
 
 # What a database outage or restart raises: a refused connection (OSError), a server error
 # (e.g. 57P01 admin_shutdown), or a connection that closed mid-statement (InterfaceError).
-DATABASE_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError)
+DATABASE_ERRORS = (OSError, asyncpg.PostgresError, asyncpg.InterfaceError,
+                   # no host of a multi-host URL is a primary yet (a failover under way); app/db.py
+                   # turns the rest of a lost primary into DatabaseUnavailable, an OSError
+                   asyncpg.exceptions.TargetServerAttributeNotMatched)
 
 log = structlog.get_logger("app.worker")
 

@@ -28,17 +28,22 @@ class HolderResource:
         """`function(*args)` as the token's holder."""
         return self.db.call_as(req.context.identity, function, *args)
 
+    def read(self, req: falcon.Request, function: str, *args):
+        """`call` of a function that only reads: on the standby of READ_DATABASE_URL when there
+        is one and it has replayed this holder's last write (app/db.py Replica)."""
+        return self.db.read_as(req.context.identity, function, *args)
+
 
 @falcon.before(bearer)
 class MyRiskItems(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        send_raw(resp, await self.call(req, "postsales.my_risk_items"))
+        send_raw(resp, await self.read(req, "postsales.my_risk_items"))
 
 
 @falcon.before(bearer)
 class RiskItem(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        send_raw(resp, await self.call(req, "postsales.risk_item", *path_item(riskItemId, "riskItemId")))
+        send_raw(resp, await self.read(req, "postsales.risk_item", *path_item(riskItemId, "riskItemId")))
 
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         item = path_item(riskItemId, "riskItemId")
@@ -48,7 +53,7 @@ class RiskItem(HolderResource):
 @falcon.before(bearer)
 class Beneficiaries(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        send_raw(resp, await self.call(req, "postsales.risk_item_beneficiaries",
+        send_raw(resp, await self.read(req, "postsales.risk_item_beneficiaries",
                                        *path_item(riskItemId, "riskItemId")))
 
     async def on_post(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
@@ -73,4 +78,4 @@ class Beneficiary(HolderResource):
 @falcon.before(bearer)
 class Variants(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
-        send_raw(resp, await self.call(req, "postsales.risk_item_variants", *path_item(riskItemId, "riskItemId")))
+        send_raw(resp, await self.read(req, "postsales.risk_item_variants", *path_item(riskItemId, "riskItemId")))

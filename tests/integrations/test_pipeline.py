@@ -79,10 +79,15 @@ def test_an_order_with_policy_created_sends_the_welcome_mail(stack, worker, admi
     assert em["status"] == "SUCCESS" and em["provider"] == "MAIL_PROVIDER"
     mails = [r for r in stack.requests("MAIL_PROVIDER") if r["idempotencyKey"] == f"{item['uid']}:MAIL_PROVIDER:POLICY_CREATED"]
     assert len(mails) == 1 and mails[0]["status"] == 202
-    delivered = admin.execute("SELECT count(*) AS n FROM outbox.http_requests WHERE url = '/api/integrations/dispatch-v2' "
-                              "AND (body ->> 'order_id')::bigint = %s AND delivered_at IS NOT NULL",
-                              (order["id"],)).fetchone()["n"]
-    assert delivered == 1, "the order's own trigger row carried the welcome mail"
+
+    def delivered() -> int:
+        return admin.execute("SELECT count(*) AS n FROM outbox.http_requests WHERE url = '/api/integrations/dispatch-v2' "
+                             "AND (body ->> 'order_id')::bigint = %s AND delivered_at IS NOT NULL",
+                             (order["id"],)).fetchone()["n"]
+
+    # The worker records its delivery after the API stored the emission (in batches): wait for it.
+    wait_for(delivered, 30, "the worker's record of the order's delivery")
+    assert delivered() == 1, "the order's own trigger row carried the welcome mail"
     assert emission(admin, item["id"]) is None  # the sales dispatch was skipped: no slug
 
 
