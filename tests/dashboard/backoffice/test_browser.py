@@ -113,9 +113,9 @@ def test_an_operator_retries_an_abandoned_emission_in_the_browser(stack, browser
         assert page.locator("h1 .badge").inner_text() != "FAILED"
 
         # 5. It reaches SUCCESS, and the page follows it there by itself (no reload by the operator).
-        wait_for(lambda: page.locator("[data-status]").inner_text() == "SUCCESS", 30, "SUCCESS on the detail page")
-        page.wait_for_load_state()
-        assert "Retry this emission" not in page.content()
+        page.wait_for_selector('[data-follow][data-settled="true"]', timeout=30000)  # reloaded once it settled
+        assert page.locator("[data-status]").inner_text() == "SUCCESS"
+        assert page.get_by_role("button", name="Retry this emission").count() == 0
         shot(page, "4-success")
 
     # 6. The audit row.
