@@ -3,7 +3,7 @@
 Each setting is declared once, as a field of `Config` made by `setting()`: its variable, its
 default as the environment writes it, how it is read and one line of doc. `from_env` reads the
 fields, and `python -m app settings` writes docs/configuration.md's table and .env.example
-from them (tests/test_config_documents.py keeps both current). Nothing is read at import
+from them (tests/test_settings.py keeps both current). Nothing is read at import
 time; `Config.from_env()` is called by `create_app` and the command line. In production (`APP_ENV=production`) a missing or short secret stops start-up,
 and the message names every one. In development the secrets the environment does not set come
 from one git-ignored file (`DEV_ENV_FILE`, default `.env.development`, mode 0600), written by
