@@ -71,6 +71,7 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "OTP_INVALID": (401, None, "a wrong, unknown or used login code"),
     "OTP_EXPIRED": (401, None, "an expired login code"),
     "FORBIDDEN": (403, None, "a foreign Origin on a dashboard route"),
+    "ACCOUNT_DISABLED": (403, None, "the right dashboard password of a disabled user (a wrong one is INVALID_CREDENTIALS)"),
     "CSRF_TOKEN_INVALID": (403, None, "a back-office form without its CSRF token"),
     "CHANNEL_REVOKED": (403, None, "a revoked channel's API key"),
     "BRANCH_NOT_ALLOWED": (403, "BranchDetails", "a gateway branch the channel may not use"),

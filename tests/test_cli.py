@@ -181,3 +181,31 @@ def test_an_outbox_retry_that_exits_1_is_not_recorded_ok(admin):
     done = cli("outbox", "retry", str(2**62))
     assert done.returncode == 1
     assert last_audit(admin, "outbox.retry")["result"] == "OUTBOX_ROW_NOT_FOUND"
+
+
+def test_every_command_line_audit_row_says_via_cli(admin):
+    """Issue 30: `channels create` (and the webhook secret set with it) wrote via NULL, which the
+    back-office's audit page showed as "—" where every other command says cli."""
+    since = admin.execute("SELECT coalesce(max(id), 0) AS id FROM insurance.audit_log").fetchone()["id"]
+    payload = orjson.dumps({"webhooks": [{"url": "http://127.0.0.1:9/hook", "events": ["emission.succeeded"]}]})
+    made = cli("channels", "create", "--name", unique("via"), "--integration-payload", payload.decode())
+    assert made.returncode == 0, made.stderr
+    channel = orjson.loads(made.stdout)
+    assert channel.get("webhookSecret"), "a channel with webhooks gets its secret in the same call"
+    for args in (("channels", "branches", "--id", channel["id"], "--branch", "v2"),
+                 ("channels", "revoke", "--id", channel["id"]),
+                 ("channels", "create", "--name", unique("refused"), "--package", "no-such-package")):
+        cli(*args)
+    rows = admin.execute("SELECT action, result, via FROM insurance.audit_log WHERE id > %s AND actor LIKE 'cli:%%' "
+                         "ORDER BY id", (since,)).fetchall()
+    assert {r["action"] for r in rows} >= {"channels.create", "channels.webhook_secret", "channels.set_branches",
+                                           "channels.revoke"}, rows
+    assert [r for r in rows if r["via"] != "cli"] == []
+
+
+def test_only_app_cli_calls_the_admin_functions():
+    """A command that called app.db.call_admin itself skipped the audit settings (via, --actor):
+    every command goes through app.cli (admin, or call on its admin_connection)."""
+    callers = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
+               if "call_admin(" in p.read_text() and p.name not in ("cli.py", "db.py")]
+    assert callers == []

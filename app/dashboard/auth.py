@@ -195,6 +195,11 @@ class Login(_SessionRoute):
         if not (user and verified):
             log.info("dashboard_login_failed", email=email, ip=ip, known_user=user is not None)
             raise errors.ApiError(401, "INVALID_CREDENTIALS", "invalid e-mail or password")
+        if user.get("active") is False:
+            # Said only to who knows the password: a stranger learns nothing of the account.
+            log.info("dashboard_login_disabled", user_id=user["userId"], ip=ip)
+            raise errors.ApiError(403, "ACCOUNT_DISABLED",
+                                  "this account is disabled; ask an administrator to enable it")
         token = secrets.token_urlsafe(32)
         session = orjson.loads(await call(
             db.ANON, None, "dashboard.login_succeeded", email, user["passwordHash"], token_hash(token),

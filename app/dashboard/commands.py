@@ -34,10 +34,23 @@ def _session_id(value: str) -> str:
 
 
 def _read_password() -> str:
-    """One line of standard input (a prompt without echo when it is a terminal)."""
+    """The new password: at a terminal, asked twice without echo (a typo would lock the user out
+    of an account nobody can log in to); otherwise one line of standard input. Ctrl-D or Ctrl-C
+    at the prompt, or an empty input, ends the command with one line and changes nothing."""
     if sys.stdin.isatty():
-        return getpass.getpass("Password: ")
-    return sys.stdin.readline().rstrip("\r\n")
+        try:
+            password = getpass.getpass("Password: ")
+            again = getpass.getpass("Repeat the password: ")
+        except (EOFError, KeyboardInterrupt):
+            print(file=sys.stderr)  # the prompt's line stays open without it
+            fail("cancelled: no password given, nothing was changed")
+        if password != again:
+            fail("the two passwords differ, nothing was changed", code=2)
+        return password
+    line = sys.stdin.readline()
+    if not line:
+        fail("no password on standard input, nothing was changed", code=2)
+    return line.rstrip("\r\n")
 
 
 def _new_hash() -> str:
@@ -83,7 +96,7 @@ def sessions(args) -> int:
 
 def register(subparsers) -> None:
     users = command_group(subparsers, "users", "manage dashboard users")
-    p = users.add_parser("create", help="create a dashboard user; the password is read from standard input")
+    p = users.add_parser("create", help="create a dashboard user; the password is asked twice at a terminal, else read from standard input")
     p.add_argument("--email", required=True, type=_email)
     add_actor(p)
     p.set_defaults(func=create)

@@ -21,7 +21,6 @@ import orjson
 
 from app.cli import (actor, add_actor, admin, admin_connection, call, command_group, config_or_exit, fail,
                      json_object_arg, print_json)
-from app.db import call_admin
 from app.gateway import BRANCHES
 API_KEY_PREFIX = "ik_"
 
@@ -68,12 +67,12 @@ def create(args) -> int:
     payload = checked_payload(args.integration_payload)
     secret = None
     with admin_connection() as conn:
-        row = call_admin(conn, "admin.create_channel", actor(args), args.name, branches, key_hash,
-                         orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(payload).decode(),
-                         list(dict.fromkeys(args.package or [])))
+        row = call(conn, "admin.create_channel", actor(args), args.name, branches, key_hash,
+                   orjson.dumps(args.ia_keys or {}).decode(), orjson.dumps(payload).decode(),
+                   list(dict.fromkeys(args.package or [])))
         if "error" not in row and payload.get("webhooks"):
             secret, salt = new_webhook_secret()
-            refused = call_admin(conn, "admin.set_webhook_secret", actor(args), row["id"], salt)
+            refused = call(conn, "admin.set_webhook_secret", actor(args), row["id"], salt)
             if "error" in refused:
                 conn.rollback()
                 row = refused

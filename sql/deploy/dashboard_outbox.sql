@@ -1,5 +1,8 @@
 -- Deploy insurance:dashboard_outbox to pg
 -- The back-office outbox page: list outbound calls and dead letters, retry them (audited)
+-- Reworked after v0.9.0 (issue 30): a partner webhook's row names its channel and shows its
+-- whole URL (the partner's own address, which operators need to see); other absolute URLs (the
+-- chat webhook, whose path is its secret) stay cut. Restated whole (CREATE OR REPLACE).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -14,7 +17,7 @@ SET LOCAL ROLE insurance_owner;
 GRANT USAGE ON SCHEMA outbox TO insurance_dashboard;
 
 -- _outbox_url(url): where a row goes, without what may be a secret (a webhook's path, a query).
-CREATE FUNCTION dashboard._outbox_url(_url text) RETURNS text
+CREATE OR REPLACE FUNCTION dashboard._outbox_url(_url text) RETURNS text
 LANGUAGE sql IMMUTABLE SET search_path = '' AS $$
   SELECT CASE WHEN _url LIKE '/%' THEN _url
               ELSE coalesce(substring(_url FROM '^(https?://[^/?#]+)'), '') || '/…' END
@@ -24,9 +27,9 @@ COMMENT ON FUNCTION dashboard._outbox_url(text) IS
   'Dashboard role.';
 -- list_outbox(dead, after_id, limit): outbox rows not delivered, oldest first, in keyset pages
 -- on id: the live ones (dead false) or the dead letters (dead true). {items[{id, url,
--- emissionId, attempts, deliverAfter, deadAt, leased, lastStatus, lastError, createdAt, channelId (a partner
--- webhook's channel), eventType}], nextCursor}.
-CREATE FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) RETURNS jsonb
+-- emissionId, attempts, deliverAfter, deadAt, leased, lastStatus, lastError, createdAt, channelId and
+-- channel {id, name} (a partner webhook's channel, whose url is shown whole), eventType}], nextCursor}.
+CREATE OR REPLACE FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _rows jsonb;
@@ -38,12 +41,12 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
   SELECT jsonb_agg(jsonb_build_object(
-           'id', o.id, 'url', dashboard._outbox_url(o.url),
+           'id', o.id, 'url', CASE WHEN o.channel_id IS NOT NULL THEN o.url ELSE dashboard._outbox_url(o.url) END,
            'emissionId', coalesce(o.body -> 'emissionId', CASE WHEN o.channel_id IS NOT NULL THEN o.body #> '{data,emissionId}' END),
            'attempts', o.attempts, 'deliverAfter', o.deliver_after, 'deadAt', o.dead_at,
            'leased', o.lease_until > pg_catalog.now(), 'lastStatus', o.last_status,
            'lastError', left(o.last_error, 300), 'createdAt', o.created_at,
-           'channelId', o.channel_id,
+           'channelId', o.channel_id, 'channel', dashboard._channel_json(o.channel_id),
            'eventType', CASE WHEN o.channel_id IS NOT NULL THEN o.body ->> 'type' END) ORDER BY o.id)
     INTO _rows
     FROM (SELECT * FROM outbox.http_requests o
@@ -63,7 +66,7 @@ COMMENT ON FUNCTION dashboard.list_outbox(boolean, bigint, integer) IS
 -- retry_outbox(ids): the back-office's retry of outbox rows, live or dead: due now, attempts
 -- from zero (outbox.retry_requests, which writes the audit row 'outbox.retry' with the
 -- session's user as actor). Returns [{id, result}], result queued, delivered or not_found.
-CREATE FUNCTION dashboard.retry_outbox(_ids bigint[]) RETURNS jsonb
+CREATE OR REPLACE FUNCTION dashboard.retry_outbox(_ids bigint[]) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');

@@ -1,7 +1,8 @@
 -- Deploy insurance:dashboard_sessions to pg
 -- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's statement.
--- Reworked after v0.9.0 (issue 31): device tokens. Restated whole; CREATE OR REPLACE, since the
--- released version runs first.
+-- Reworked after v0.9.0 (issue 31): device tokens; and (issue 30) login_user answers a disabled
+-- user too (active false), for the app to say so once the password is verified. Restated whole;
+-- CREATE OR REPLACE, since the released version runs first.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -45,7 +46,7 @@ REVOKE ALL ON FUNCTION dashboard._device_known(text, bigint, integer) FROM PUBLI
 
 -- login_user(email, ip, device_user, device_generation): reserves one attempt against every
 -- counter of _login_keys (but the e-mail's ceiling for a known device, see above), then answers
--- the active user's id and password hash (NULL when there is none), or
+-- the user's id, password hash and whether it is active (NULL when there is none), or
 -- {"error": "RATE_LIMITED", "retryAfter": s} (nothing reserved) when a counter has no attempt
 -- left in its window. An answer rather than an exception, so that a ceiling's trip is recorded.
 CREATE OR REPLACE FUNCTION dashboard.login_user(_email text, _ip inet, _device_user bigint,
@@ -85,17 +86,19 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('error', 'RATE_LIMITED', 'retryAfter', greatest(_retry_after, 1));
   END;
-  RETURN (SELECT jsonb_build_object('userId', u.id, 'passwordHash', u.password_hash)
+  -- A disabled user too (active false): the app says so only once the password is verified
+  -- (issue 30), and login_succeeded opens no session for it.
+  RETURN (SELECT jsonb_build_object('userId', u.id, 'passwordHash', u.password_hash, 'active', u.active)
             FROM insurance.dashboard_users u
-           WHERE u.email = lower(_email) AND u.active);
+           WHERE u.email = lower(_email));
 END
 $$;
 COMMENT ON FUNCTION dashboard.login_user(text, inet, bigint, integer) IS
   'Reserves one login attempt for the (e-mail, address), the address and the e-mail (_login_keys; not '
   'the e-mail''s ceiling when (_device_user, _device_generation) is a known device of the account), then '
-  'returns {userId, passwordHash} of the active user (NULL when none), or {error: RATE_LIMITED, '
-  'retryAfter} when one of them is out of attempts (nothing reserved; the account-wide ceiling''s trip '
-  'is audited and counted). Anonymous role.';
+  'returns {userId, passwordHash, active} of the user (NULL when none; a disabled one: active false), or '
+  '{error: RATE_LIMITED, retryAfter} when one of them is out of attempts (nothing reserved; the account-wide '
+  'ceiling''s trip is audited and counted). Anonymous role.';
 
 -- login_user(email, ip): the same without a device (the earlier signature, kept for callers that
 -- send none).

@@ -11,3 +11,4 @@ BEGIN
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.retry_outbox(bigint[])', 'EXECUTE'), 'insurance_dashboard cannot call dashboard.retry_outbox';
 END
 $$;
+

@@ -6,3 +6,4 @@ BEGIN
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.search(text)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard.search';
 END
 $$;
+SELECT 'dashboard._policy_prefix_ids(text)'::regprocedure;

@@ -27,3 +27,4 @@ BEGIN
   ASSERT NOT has_function_privilege('insurance_anon', 'dashboard._device_known(text,bigint,integer)', 'EXECUTE'), 'dashboard._device_known is callable by insurance_anon';
 END
 $$;
+

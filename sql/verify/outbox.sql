@@ -7,3 +7,4 @@ SELECT 'outbox._mark_batch()'::regprocedure;
 SELECT state, count FROM outbox.request_counts WHERE false;
 SELECT state, delta FROM outbox.request_count_deltas WHERE false;
 SELECT 'outbox._count_requests()'::regprocedure, 'outbox._fold_request_counts()'::regprocedure;
+SELECT 'outbox.http_requests_webhook_emission_idx'::regclass;

@@ -25,3 +25,4 @@ BEGIN
   ASSERT EXISTS (SELECT FROM pg_catalog.pg_policies WHERE schemaname || '.' || tablename = 'insurance.risk_items' AND policyname = 'risk_items_select_dashboard'), 'policy risk_items_select_dashboard missing';
 END
 $$;
+SELECT 'insurance.risk_items_policy_uid_prefix_idx'::regclass;

@@ -54,11 +54,22 @@ async def test_wrong_password_is_401(client, make_user, password):
     assert "dashboard_session" not in resp.cookies
 
 
-async def test_unknown_and_inactive_users_get_the_same_401(client, make_user):
+async def test_unknown_and_inactive_users_get_the_same_401_for_a_wrong_password(client, make_user):
     unknown = await login(client, f"{unique('nobody')}@insurance.invalid")
-    inactive = await login(client, make_user(active=False)["email"])
+    inactive = await login(client, make_user(active=False)["email"], "a wrong password")
     assert unknown.status_code == inactive.status_code == 401
     assert unknown.json["error"] == inactive.json["error"]
+
+
+async def test_a_disabled_user_with_the_right_password_is_told_the_account_is_disabled(client, make_user):
+    """Issue 30: a disabled operator read "invalid e-mail or password" and tried again. Only who
+    knows the password learns it (after the check), and no session is opened."""
+    user = make_user(active=False)
+    resp = await login(client, user["email"])
+    assert resp.status_code == 403, resp.text
+    assert resp.json["error"] == {"code": "ACCOUNT_DISABLED",
+                                  "message": "this account is disabled; ask an administrator to enable it"}
+    assert "dashboard_session" not in resp.cookies
 
 
 @pytest.mark.parametrize("body", [{"email": "not-an-email", "password": "x"}, {"email": "a@b.co"},

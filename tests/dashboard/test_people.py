@@ -36,7 +36,7 @@ async def test_disable_ends_every_session_at_once_and_refuses_login(client, admi
     page = await client.simulate_get("/backoffice/emissions", headers=second)
     assert page.status_code == 303 and page.headers["location"].startswith("/backoffice/login")
     refused = await login(client, user["email"], PASSWORD)
-    assert refused.status_code == 401
+    assert refused.status_code == 403 and refused.json["error"]["code"] == "ACCOUNT_DISABLED"
     row = audit(admin, "users.disable", user["email"])
     assert row == {"actor": f"cli:{getpass.getuser()}", "targets": [user["email"]], "result": "ok",
                    "via": "cli", "on_behalf_of": "TICKET-42"}

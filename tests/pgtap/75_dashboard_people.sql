@@ -40,7 +40,8 @@ SELECT set_config('insurance.audit_via', 'cli', true), set_config('insurance.aud
 SELECT is(admin.disable_dashboard_user('cli:pgtap', 'leaver@pgtap.invalid'),
           '{"email": "leaver@pgtap.invalid", "active": false, "sessionsEnded": 2}', 'disable ends the two left');
 SELECT ok(NOT pg_temp.live(2) AND NOT pg_temp.live(3), 'no session of a disabled user is accepted');
-SELECT is(dashboard.login_user('leaver@pgtap.invalid', '192.0.2.7'), NULL, 'and their login finds no user');
+SELECT is(dashboard.login_user('leaver@pgtap.invalid', '192.0.2.7') ->> 'active', 'false',
+          'and their login answers a disabled user (the app tells only who gives the password)');
 SELECT is((SELECT row(a.actor, a.on_behalf_of, a.via, a.targets, a.result)::text FROM pg_temp.audit('users.disable') a),
           row('cli:pgtap', 'TICKET-7', 'cli', '["leaver@pgtap.invalid"]'::jsonb, 'ok')::text,
           'audited with the OS user, on whose behalf, and via the command line');

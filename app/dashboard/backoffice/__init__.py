@@ -19,13 +19,17 @@ def add_routes(app, services) -> None:
     app.add_route("/backoffice/login", pages, suffix="login")
     app.add_route("/backoffice/emissions", pages, suffix="emissions")
     app.add_route("/backoffice/emissions/retry", pages, suffix="retry_emissions")
+    app.add_route("/backoffice/emissions/retry-all", pages, suffix="retry_all")
     app.add_route("/backoffice/emissions/{emission_id}", pages, suffix="emission")
+    app.add_route("/backoffice/emissions/{emission_id}/live", pages, suffix="emission_live")
     app.add_route("/backoffice/risk-items/{risk_item_id}", pages, suffix="risk_item")
     app.add_route("/backoffice/outbox", pages, suffix="outbox")
     app.add_route("/backoffice/outbox/retry", pages, suffix="retry_outbox")
     app.add_route("/backoffice/audit", pages, suffix="audit")
     app.add_route("/backoffice/search", pages, suffix="search")
     app.add_route("/backoffice/packages", pages, suffix="packages")
+    app.add_route("/backoffice/users", pages, suffix="users")
+    app.add_route("/backoffice/users/{action}", pages, suffix="user_action")
     app.add_route("/backoffice/static/{name}", lazy(loader, "static", responders(_RESOURCES, "Static")))
 
     async def unknown_page(req, resp, **_) -> None:

@@ -24,8 +24,14 @@ from app import db, errors, validation
 from app.dashboard import auth
 
 HERE = Path(__file__).resolve().parent
-STATUSES = ("FAILED", "ABANDONED", "SUCCESS")
+# Every state an emission passes through, in its order: due and waiting for the worker (a retry
+# queued, by the backoff or by an operator), a worker calling the insurer, waiting for its next
+# retry, given up, done. SQL computes an emission's `state` (dashboard._emission_state).
+STATUSES = ("PENDING", "IN_PROGRESS", "FAILED", "ABANDONED", "SUCCESS")
+STATE_LABELS = {"PENDING": "RETRY QUEUED", "IN_PROGRESS": "IN PROGRESS"}
+SETTLED = frozenset({"FAILED", "ABANDONED", "SUCCESS"})  # the page stops following
 PAGE_SIZE = 50
+RETRY_ALL_MAX = 500  # rows one "retry every row that matches" restarts (docs/operations.md)
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
                           trim_blocks=True, lstrip_blocks=True)
 _env.filters["pretty"] = lambda v: orjson.dumps(v, option=orjson.OPT_INDENT_2).decode()
@@ -55,8 +61,29 @@ def target_text(target: Any) -> str:
     return "" if target is None else str(target)
 
 
+def target_links(action: str, targets: Any) -> list[tuple[str, str | None]]:
+    """An audit row's targets as (text, link to its page or None): emissions to their page, a
+    risk item uid through the search (which opens its page), users, packages and outbox rows to
+    their lists. A channel has no page; its id stays text."""
+    items = targets if isinstance(targets, list) else [targets]
+    area = action.split(".")[0]
+    def link(target: Any) -> str | None:
+        if isinstance(target, (dict, list)) or target is None:
+            return None
+        text = str(target)
+        if area == "emissions" and text.isascii() and text.isdigit():
+            return f"/backoffice/emissions/{text}"
+        if area in ("emissions", "orders"):
+            return f"/backoffice/search?{urlencode({'q': text})}"
+        return {"users": "/backoffice/users", "packages": "/backoffice/packages",
+                "outbox": "/backoffice/outbox"}.get(area)
+    return [(target_text(t), link(t)) for t in items]
+
+
 _env.filters["utc"] = utc
 _env.filters["target"] = target_text
+_env.globals["target_links"] = target_links
+_env.globals["STATE_LABELS"] = STATE_LABELS
 
 
 def csrf_token(session_token: str) -> str:
@@ -71,6 +98,28 @@ def _date(value: str | None, field: str) -> datetime.datetime | None:
         return datetime.datetime.combine(datetime.date.fromisoformat(value), datetime.time(), datetime.timezone.utc)
     except ValueError:
         raise errors.bad_request(f"{field} must be a date (YYYY-MM-DD)", details={"field": field}) from None
+
+
+def _filters(get) -> dict[str, str]:
+    """The emission filters (status, provider, event, since, until) from a query or a form,
+    checked: a bad one is a 400 that changes nothing."""
+    f = {k: (get(k) or "").strip() for k in ("status", "provider", "event", "since", "until")}
+    if f["status"] and f["status"] not in STATUSES:
+        raise errors.bad_request(f"status must be one of {', '.join(STATUSES)}", details={"field": "status"})
+    for name in ("provider", "event"):
+        f[name] = f[name].upper()
+        if f[name] and not (f[name].replace("_", "").isalnum() and f[name].isascii() and len(f[name]) <= 64):
+            raise errors.bad_request(f"{name} is a code such as PROVIDER_A", details={"field": name})
+    for name in ("since", "until"):
+        _date(f[name], name)
+    return f
+
+
+def _filter_args(f: dict[str, str]) -> tuple:
+    """The filters as the SQL functions take them: statuses[], provider, event, [since, until)."""
+    until = _date(f["until"], "until")
+    return ([f["status"]] if f["status"] else None, f["provider"] or None, f["event"] or None,
+            _date(f["since"], "since"), until + datetime.timedelta(days=1) if until else None)
 
 
 def _ids(form: dict[str, Any], name: str) -> list[int]:
@@ -113,6 +162,15 @@ def _local(path: str | None, default: str) -> str:
 NOTICES = {
     "emissions-retried": lambda done, of: f"Retry queued for {done} of {of} emission{'s' if of != 1 else ''}.",
     "outbox-due": lambda done, of: f"{done} of {of} outbox row{'s' if of != 1 else ''} due now.",
+    "user-disabled": lambda done, of: f"User disabled; {done} live session{'s' if done != 1 else ''} ended.",
+    "user-enabled": lambda done, of: "User enabled: they may log in again (ended sessions stay ended).",
+    "sessions-ended": lambda done, of: f"{done} live session{'s' if done != 1 else ''} ended.",
+}
+# POST /backoffice/users/{action}: the SQL function of each action and the notice it leaves.
+USER_ACTIONS = {
+    "disable": ("dashboard.disable_user", "user-disabled"),
+    "enable": ("dashboard.enable_user", "user-enabled"),
+    "end-sessions": ("dashboard.end_user_sessions", "sessions-ended"),
 }
 
 
@@ -189,31 +247,54 @@ class Pages:
         self._render(resp, "login.html", req, None, next=target)
 
     async def on_get_emissions(self, req, resp) -> None:
+        """The counts per state (kept counts, never a scan), the filters, one page."""
         claims, user = await self._session(req)
-        f = {k: (req.get_param(k) or "").strip() for k in ("status", "provider", "event", "since", "until", "cursor")}
-        if f["status"] and f["status"] not in STATUSES:
-            raise errors.bad_request("status must be FAILED, ABANDONED or SUCCESS", details={"field": "status"})
-        for name in ("provider", "event"):
-            f[name] = f[name].upper()
-            if f[name] and not (f[name].replace("_", "").isalnum() and f[name].isascii() and len(f[name]) <= 64):
-                raise errors.bad_request(f"{name} is a code such as PROVIDER_A", details={"field": name})
-        cursor = _cursor(req)
-        until = _date(f["until"], "until")
-        page = await self._call(
-            claims, "dashboard.list_emissions", [f["status"]] if f["status"] else None, f["provider"] or None,
-            f["event"] or None, _date(f["since"], "since"), until + datetime.timedelta(days=1) if until else None,
-            cursor, PAGE_SIZE)
-        filters = {k: v for k, v in f.items() if v and k != "cursor"}
+        f = _filters(req.get_param)
+        page = await self._call(claims, "dashboard.emissions_overview", *_filter_args(f), _cursor(req), PAGE_SIZE)
+        filters = {k: v for k, v in f.items() if v}
         next_url = (f"/backoffice/emissions?{urlencode({**filters, 'cursor': page['nextCursor']})}"
                     if page["nextCursor"] else None)
-        self._render(resp, "emissions.html", req, user, page=page, filters=f, statuses=STATUSES, next_url=next_url)
+        self._render(resp, "emissions.html", req, user, page=page, filters=f, statuses=STATUSES,
+                     next_url=next_url, query_string=urlencode(filters), retry_all_max=RETRY_ALL_MAX)
+
+    async def on_get_retry_all(self, req, resp) -> None:
+        """The confirmation of "retry every row that matches": how many match, what the filters
+        are, the cap; nothing changes until its form is posted."""
+        claims, user = await self._session(req)
+        f = _filters(req.get_param)
+        found = await self._call(claims, "dashboard.retry_matching", *_filter_args(f), RETRY_ALL_MAX, True, "backoffice")
+        self._render(resp, "retry_all.html", req, user, found=found, filters=f,
+                     shown={k: v for k, v in f.items() if v}, retry_all_max=RETRY_ALL_MAX)
+
+    async def on_post_retry_all(self, req, resp) -> None:
+        """Restarts at most RETRY_ALL_MAX emissions that match the posted filters, newest first;
+        one audit row (emissions.retry_all) names the filters and every id."""
+        claims, _ = await self._session(req)
+        form = await self._form(req)
+        f = _filters(lambda name: form.get(name) if isinstance(form.get(name), str) else None)
+        done = await self._call(claims, "dashboard.retry_matching", *_filter_args(f), RETRY_ALL_MAX, False, "backoffice")
+        target = f"/backoffice/emissions?{urlencode({k: v for k, v in f.items() if v})}"
+        raise _after_post(target, "emissions-retried", done["queued"], done["matched"])
+
+    async def on_get_emission_live(self, req, resp, emission_id: str) -> None:
+        """What the emission's page follows while it is not settled: {state, label, status,
+        attempts, settled} (JSON, a small answer polled every second or two)."""
+        claims, _ = await self._session(req)
+        state = await self._found(claims, "dashboard.emission_state", _path_id(emission_id))
+        if state is None:
+            raise errors.ApiError(404, "NOT_FOUND", "emission not found")
+        state["label"] = STATE_LABELS.get(state["state"], state["state"])
+        state["settled"] = state["state"] in SETTLED
+        resp.set_header("Cache-Control", "no-store")
+        resp.media = state
 
     async def on_get_emission(self, req, resp, emission_id: str) -> None:
         claims, user = await self._session(req)
         detail = await self._found(claims, "dashboard.emission_detail", _path_id(emission_id))
         if detail is None:
             return self._render(resp, "not_found.html", req, user, status=404, what=f"Emission {emission_id}")
-        self._render(resp, "emission.html", req, user, detail=detail)
+        state = detail["emission"].get("state") or detail["emission"]["status"]
+        self._render(resp, "emission.html", req, user, detail=detail, state=state, settled=state in SETTLED)
 
     async def on_get_risk_item(self, req, resp, risk_item_id: str) -> None:
         claims, user = await self._session(req)
@@ -242,6 +323,11 @@ class Pages:
         claims, user = await self._session(req)
         packages = await self._call(claims, "dashboard.list_packages")
         self._render(resp, "packages.html", req, user, packages=packages)
+
+    async def on_get_users(self, req, resp) -> None:
+        claims, user = await self._session(req)
+        users = await self._call(claims, "dashboard.list_users")
+        self._render(resp, "users.html", req, user, users=users)
 
     async def on_get_outbox(self, req, resp) -> None:
         claims, user = await self._session(req)
@@ -295,6 +381,24 @@ class Pages:
         outcome = await self._call(claims, "dashboard.retry_outbox", ids)
         queued = sum(1 for o in outcome if o["result"] == "queued")
         raise _after_post(_local(form.get("next"), "/backoffice/outbox"), "outbox-due", queued, len(ids))
+
+
+    async def on_post_user_action(self, req, resp, action: str) -> None:
+        """Disable, enable or end the sessions of a back-office user, named by e-mail; the SQL
+        function writes the audit row (via backoffice), refusals included."""
+        claims, _ = await self._session(req)
+        if action not in USER_ACTIONS:
+            return await self.unknown(req, resp)
+        form = await self._form(req)
+        email = form.get("email")
+        if not (isinstance(email, str) and validation.EMAIL_PATTERN.fullmatch(email)
+                and len(email) <= validation.EMAIL_MAX_LENGTH):
+            raise errors.bad_request("choose a user", details=[{"field": "email", "message": "an e-mail address"}])
+        function, notice = USER_ACTIONS[action]
+        outcome = await self._call(claims, function, email)
+        if "error" in outcome:
+            raise errors.ApiError(404, "NOT_FOUND", outcome["message"])
+        raise _after_post("/backoffice/users", notice, outcome.get("sessionsEnded", 0), 1)
 
 
 class Static:

@@ -108,11 +108,14 @@ def test_an_operator_retries_an_abandoned_emission_in_the_browser(stack, browser
         page.wait_for_url("**notice=*")
         assert "Retry queued for 1 of 1 emission" in page.locator("[role=status]").inner_text()
 
-        # 5. It reaches SUCCESS.
-        def success() -> bool:
-            page.reload()
-            return page.locator("[data-status]").inner_text() == "SUCCESS"
-        wait_for(success, 30, "SUCCESS on the detail page")
+        # Issue 30: the badge says the retry is queued (it said FAILED, attempts 0: "failed again").
+        assert page.locator("[data-status]").inner_text() in ("RETRY QUEUED", "IN PROGRESS", "SUCCESS")
+        assert page.locator("h1 .badge").inner_text() != "FAILED"
+
+        # 5. It reaches SUCCESS, and the page follows it there by itself (no reload by the operator).
+        page.wait_for_selector('[data-follow][data-settled="true"]', timeout=30000)  # reloaded once it settled
+        assert page.locator("[data-status]").inner_text() == "SUCCESS"
+        assert page.get_by_role("button", name="Retry this emission").count() == 0
         shot(page, "4-success")
 
     # 6. The audit row.

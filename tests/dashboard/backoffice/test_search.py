@@ -99,3 +99,26 @@ async def test_the_packages_page_lists_sales_and_post_sales_integrations(client,
     row = re.search(rf"<tr><td><code>{re.escape(policy['package']['uid'])}</code>.*?</tr>", html, re.S).group()
     assert "Travel gold" in row and "PROVIDER_A" in row and "PROVIDER_B" in row and "travel" in row
     assert policy["channel"]["name"] in row or "—" in row
+
+
+async def test_a_policy_number_prefix_finds_it_and_the_page_says_what_it_searched(client, session, make_risk_item):
+    """Issue 30: an operator read the first characters of a policy number on the phone and the
+    exact search found nothing, without saying what it had looked for."""
+    stem = unique("PFX").upper()
+    first, second = (make_risk_item(policy_uid=f"{stem}-{n}") for n in ("0001", "0002"))
+    other = make_risk_item(policy_uid=f"{unique('PFY').upper()}-0001")
+    listed = await client.simulate_get("/backoffice/search", params={"q": stem.lower()}, headers=cookie(session))
+    assert listed.status_code == 200
+    for item in (first, second):
+        row = re.search(rf'<tr><td><a href="/backoffice/risk-items/{item["id"]}">.*?</tr>', listed.text, re.S)
+        assert row and "policy number prefix" in row.group()
+    assert f'href="/backoffice/risk-items/{other["id"]}"' not in listed.text
+    said = re.search(r"<p data-searched>(.*?)</p>", listed.text, re.S).group(1)
+    assert "policy number, policy number prefix" in said and stem.lower() in said and "begins with it" in said
+    longer = await client.simulate_get("/backoffice/search", params={"q": f"{stem}-000"}, headers=cookie(session))
+    assert longer.status_code == 200 and "2 risk items" in longer.text, "both still begin with it"
+    exact = await client.simulate_get("/backoffice/search", params={"q": f"{stem}-0002"}, headers=cookie(session))
+    assert exact.headers["location"] == f"/backoffice/risk-items/{second['id']}"
+    # Characters LIKE would take as wildcards are plain characters of the prefix.
+    none = await client.simulate_get("/backoffice/search", params={"q": f"{stem[:-2]}%_"}, headers=cookie(session))
+    assert "Nothing matches" in none.text

@@ -1,5 +1,6 @@
 // The login form posts JSON to the dashboard's login (/api/auth/login), which sets the
-// session cookie; the logout form does the same for /api/auth/logout. Nothing else needs script.
+// session cookie; the logout form does the same for /api/auth/logout. An emission's page that
+// is not settled follows it (plain polling of a small JSON answer) and reloads once it is.
 document.addEventListener("DOMContentLoaded", () => {
   const login = document.querySelector("form[data-login]");
   if (login) {
@@ -32,5 +33,27 @@ document.addEventListener("DOMContentLoaded", () => {
       await fetch(logout.action, {method: "POST", credentials: "same-origin"}).catch(() => null);
       window.location.assign("/backoffice/login");
     });
+  }
+  const follow = document.querySelector("[data-follow][data-settled=false]");
+  if (follow) {
+    const every = 1500, gaveUp = Date.now() + 10 * 60 * 1000;  // a page left open stops after 10 minutes
+    const poll = async () => {
+      try {
+        const resp = await fetch(follow.dataset.follow, {credentials: "same-origin", headers: {Accept: "application/json"}});
+        if (resp.ok) {
+          const now = await resp.json();
+          follow.querySelector("[data-status]").textContent = now.label;
+          follow.querySelector("[data-attempts]").textContent = now.attempts;
+          const badge = follow.querySelector("[data-badge] .badge");
+          badge.textContent = now.label;
+          badge.className = `badge badge-${now.state.toLowerCase()}`;
+          if (now.settled) { window.location.reload(); return; }
+        } else if (resp.status === 401 || resp.status === 404) {
+          return;  // the session ended or the emission is gone: nothing left to follow
+        }
+      } catch (e) { /* the server is restarting: try again */ }
+      if (Date.now() < gaveUp) setTimeout(poll, every);
+    };
+    setTimeout(poll, every);
   }
 });
