@@ -188,11 +188,13 @@ def test_every_command_line_audit_row_says_via_cli(admin):
     back-office's audit page showed as "—" where every other command says cli."""
     since = admin.execute("SELECT coalesce(max(id), 0) AS id FROM insurance.audit_log").fetchone()["id"]
     payload = orjson.dumps({"webhooks": [{"url": "http://127.0.0.1:9/hook", "events": ["emission.succeeded"]}]})
-    made = cli("channels", "create", "--name", unique("via"), "--integration-payload", payload.decode())
+    # Webhooks need an integrations/* branch (issue 29), where the partner lists its deliveries.
+    made = cli("channels", "create", "--name", unique("via"), "--branch", "integrations/v2",
+               "--integration-payload", payload.decode())
     assert made.returncode == 0, made.stderr
     channel = orjson.loads(made.stdout)
     assert channel.get("webhookSecret"), "a channel with webhooks gets its secret in the same call"
-    for args in (("channels", "branches", "--id", channel["id"], "--branch", "v2"),
+    for args in (("channels", "branches", "--id", channel["id"], "--branch", "v2", "--branch", "integrations/v2"),
                  ("channels", "revoke", "--id", channel["id"]),
                  ("channels", "create", "--name", unique("refused"), "--package", "no-such-package")):
         cli(*args)

@@ -40,7 +40,9 @@ def test_an_in_place_edit_of_a_tagged_script_of_this_repository_is_found(tmp_pat
         script = clone / "sql" / "deploy" / f"{first}@{tags[0]}.sql"
     script.write_text(script.read_text() + "\n-- edited in place\n")
     problems = frozen_script_problems(clone)
-    assert len(problems) == 1 and script.name in problems[0] and "sqitch rework" in problems[0]
+    # The first change is in every release: each tag finds the edit.
+    assert len(problems) == len(tags), problems
+    assert all(script.name in problem and "sqitch rework" in problem for problem in problems)
 
 
 # The rule on a small project of its own: real git, real sqitch.
