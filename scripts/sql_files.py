@@ -80,12 +80,9 @@ def masked(text: str) -> str:
 
 def plan_changes(plan: Path = ROOT / "sqitch.plan") -> list[str]:
     """The changes of the plan, each once, in order: sql/deploy/<name>.sql is its current deploy file."""
-    names = []
-    for line in plan.read_text().splitlines():
-        line = line.strip()
-        if line and line[0] not in "%#@":
-            names.append(line.split()[0])
-    return list(dict.fromkeys(names))
+    from app.health import planned_changes  # the one reader of the plan's change lines
+
+    return list(dict.fromkeys(planned_changes(plan)))
 
 
 def homes(root: Path = ROOT) -> dict[tuple, list[str]]:

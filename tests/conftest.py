@@ -15,7 +15,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import falcon.testing
 import httpx
@@ -119,6 +119,17 @@ def make_risk_item(admin, make_package):
                 (item["id"], b["name"], b.get("email"), b.get("is_holder", False), b.get("share", 0)))
         return item
     return make
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    """check()'s first truthy value, asked every 0.1 s; fails the test after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 def free_port() -> int:

@@ -35,7 +35,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from tests.conftest import ROOT, child_environ, free_port, running
+from tests.conftest import ROOT, child_environ, free_port, running, wait_for
 from tests.release import Repo, parse_plan, plan_tags
 
 pytestmark = pytest.mark.upgrade
@@ -157,16 +157,6 @@ def scratch_db() -> Iterator[ScratchDatabase]:
         yield db
     finally:
         db.drop()
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 60.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
 class Stack:
@@ -362,18 +352,18 @@ def fill(stack: Stack, code: Path) -> Filled:
         with stack.worker(code):
             stack.fault(provider="PROVIDER_A", count=1, status=400)
             items["ABANDONED"] = partner.create_item(stack.api, holder)
-            wait_for(lambda: emission_status(stack.db, items["ABANDONED"]["uid"]) == "ABANDONED", what="ABANDONED")
+            wait_for(lambda: emission_status(stack.db, items["ABANDONED"]["uid"]) == "ABANDONED", timeout=60, what="ABANDONED")
             stack.fault(provider="PROVIDER_A", count=1, status=503)
             items["FAILED"] = partner.create_item(stack.api, holder, other)
-            wait_for(lambda: emission_status(stack.db, items["FAILED"]["uid"]) == "FAILED", what="FAILED")
+            wait_for(lambda: emission_status(stack.db, items["FAILED"]["uid"]) == "FAILED", timeout=60, what="FAILED")
             items["SUCCESS"] = partner.create_item(stack.api, holder, other)
             lost_item = lost.create_item(stack.api, holder)
             for item in (items["SUCCESS"], lost_item):
-                wait_for(lambda uid=item["uid"]: emission_status(stack.db, uid) == "SUCCESS", what="SUCCESS")
-            wait_for(lambda: dead_letters(stack.db) >= 1, what="a dead webhook delivery")
+                wait_for(lambda uid=item["uid"]: emission_status(stack.db, uid) == "SUCCESS", timeout=60, what="SUCCESS")
+            wait_for(lambda: dead_letters(stack.db) >= 1, timeout=60, what="a dead webhook delivery")
             wait_for(lambda: httpx.get(f"{stack.sandbox}/_sandbox/webhooks",
                                        params={"name": f"upgrade-{run}"}).json()["total"] >= 3,
-                     what="the partner's webhooks")
+                     timeout=60, what="the partner's webhooks")
             holder_token = holder_login(stack, holder)
             assert {i["uid"] for i in holder_items(stack.api, holder_token)} >= {i["uid"] for i in partner.items}
             login = httpx.post(f"{stack.api}/api/auth/login", json={"email": user, "password": "correct horse battery staple"})
@@ -438,10 +428,10 @@ def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on
             assert page.status_code == 200 and page.url.path.startswith("/backoffice/risk-items/"), page.url
             # ... what was waiting is sent, a new item is issued, a holder logs in with a new code.
             wait_for(lambda: emission_status(db, filled.items["PENDING"]["uid"]) == "SUCCESS",
-                     what="the pending dispatch of the release, sent by HEAD's worker")
+                     timeout=60, what="the pending dispatch of the release, sent by HEAD's worker")
             newcomer = f"grace-{uuid.uuid4().hex[:8]}@example.com"  # a code per minute and address
             new = filled.partner.create_item(stack.api, newcomer, filled.holder)
-            wait_for(lambda: emission_status(db, new["uid"]) == "SUCCESS", what="a new item's emission")
+            wait_for(lambda: emission_status(db, new["uid"]) == "SUCCESS", timeout=60, what="a new item's emission")
             token = holder_login(stack, newcomer)
             assert [i["uid"] for i in holder_items(stack.api, token)] == [new["uid"]]
             assert emission_status(db, filled.items["FAILED"]["uid"]) == "FAILED"

@@ -10,16 +10,15 @@ import contextlib
 import os
 import subprocess
 import sys
-import time
 import uuid
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import httpx
 import orjson
 import psycopg
 import pytest
 
-from tests.conftest import ROOT, child_environ, free_port, running, unique
+from tests.conftest import ROOT, child_environ, free_port, running, unique, wait_for
 
 MAX_ATTEMPTS = 3
 
@@ -85,16 +84,6 @@ def stack(admin) -> Iterator[Stack]:
 def worker(stack) -> Iterator[subprocess.Popen]:
     with stack.worker() as proc:
         yield proc
-
-
-def wait_for(check: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
