@@ -291,6 +291,8 @@ def drill(formation: Formation, stack: Stack, token: str, worker: subprocess.Pop
            f"{sum(1 for s in statuses if s >= 500 and s != 503)} other 5xx; {lost_emissions} emissions lost, "
            f"{twice} issued twice")
     assert promoted != lost
+    if 500 in [s for _, s in reads.answers]:  # the cause, whole, where CI's log shows it
+        report("500 answered; the API logged:\n" + "\n".join(errors_logged(stack)))
     assert 500 not in [s for _, s in reads.answers], (reads.bodies.get(500), errors_logged(stack))
     assert 0 not in statuses, "every read got an answer (none hung up or timed out)"
     assert reads.without_retry_after == 0, "every 503 says when to come back (Retry-After)"
