@@ -223,10 +223,14 @@ def main() -> int:
             import secrets as _secrets
             channels = []
             for i in range(max(1, args.webhook_channels)):
-                channel = conn.execute(
-                    "SELECT admin.create_channel('bench', %s, '{v1}', %s, '{}', %s::jsonb, '{bench}') ->> 'id'",
+                # Webhooks need an integrations/* branch (issue 29); a refusal is an answer, not an error.
+                made = conn.execute(
+                    "SELECT admin.create_channel('bench', %s, '{v1,integrations/v2}', %s, '{}', %s::jsonb, '{bench}')",
                     (f"bench-webhooks-{i}", _secrets.token_bytes(32),
                      '{"webhooks": ["%s/_sandbox/webhooks/bench-%d"]}' % (sandbox, i))).fetchone()[0]
+                if not isinstance(made, dict) or not made.get("id"):
+                    raise SystemExit(f"the bench's channel was refused: {made}")
+                channel = made["id"]
                 conn.execute("SELECT admin.set_webhook_secret('bench', %s, %s)", (channel, _secrets.token_bytes(32)))
                 channels.append(channel)
             rounds = []
