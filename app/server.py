@@ -14,6 +14,10 @@ A refused request is answered and its connection closed: nothing of it stays. At
 of the socket (256 KiB) beyond the limits is ever held, because httptools keeps a header being
 received inside the parser, where only the size of what was fed can be counted.
 
+An answer leaves in one write: uvicorn writes a response's head and its body separately (two
+send(2) calls, two TCP segments, two wake-ups of the client); here the head waits for the
+body's first write (`OneWrite`), at most until the loop's next turn.
+
 The common request costs two attribute writes and a comparison: a head that fits in the read
 that began it is measured only when that read was larger than the limits, and no timer is armed
 for it. `make bench-postsales` and `make bench-gateway` run the app on this protocol.
@@ -32,6 +36,48 @@ _LINE_OVERHEAD = 4
 DEFAULT_HEADERS_TIMEOUT = 10.0
 # A head that fits in one read of at most this size cannot be over either limit.
 _SMALL_HEAD = MAX_HEADER_BYTES
+
+
+class OneWrite:
+    """The transport as a response cycle sees it: the cycle's first write (the head) is held and
+    goes out with the next one (the body), or on the loop's next turn, or before the response is
+    complete or the connection closed, whichever comes first: the bytes and their order are
+    uvicorn's. One per connection; `expect_head()` when a request's cycle starts."""
+
+    __slots__ = ("transport", "loop", "_head", "_expect_head")
+
+    def __init__(self, transport, loop) -> None:
+        self.transport = transport
+        self.loop = loop
+        self._head: bytes | None = None
+        self._expect_head = False
+
+    def expect_head(self) -> None:
+        self._expect_head = True
+
+    def write(self, data: bytes) -> None:
+        if self._expect_head:
+            self._expect_head = False
+            self._head = data
+            self.loop.call_soon(self.flush)  # a body that is not sent at once does not hold it back
+        elif self._head is not None:
+            head, self._head = self._head, None
+            self.transport.write(head + data)
+        else:
+            self.transport.write(data)
+
+    def flush(self) -> None:
+        if self._head is not None:
+            head, self._head = self._head, None
+            if not self.transport.is_closing():
+                self.transport.write(head)
+
+    def close(self) -> None:
+        self.flush()
+        self.transport.close()
+
+    def __getattr__(self, name: str):  # is_closing, get_extra_info, ...
+        return getattr(self.transport, name)
 
 
 class _Refused(Exception):
@@ -62,6 +108,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._refusal: tuple[int, str] | None = None
         # A connection that says nothing is closed like one that says too little.
         self._head_timer = self.loop.call_later(cls.headers_timeout, self._head_timed_out)
+        self._one_write = OneWrite(transport, self.loop)
 
     def connection_lost(self, exc) -> None:
         self._cancel_head_timer()
@@ -116,6 +163,15 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
                 raise _Refused
         super().on_headers_complete()
 
+    def _start_asgi_task(self, cycle, app) -> None:  # a request's turn (pipelined ones wait for it)
+        cycle.transport = self._one_write
+        self._one_write.expect_head()
+        super()._start_asgi_task(cycle, app)
+
+    def on_response_complete(self) -> None:
+        self._one_write.flush()  # a HEAD answer has no body write: its head goes now
+        super().on_response_complete()
+
     def on_url(self, url: bytes) -> None:
         self.url += url
         if len(self.url) > MAX_URL_BYTES:
@@ -138,6 +194,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         while the answer to an earlier pipelined request is still being written)."""
         self._cancel_head_timer()
         self._in_head = False
+        self._one_write.flush()
         if self.cycle is not None and not self.cycle.response_complete:
             self.transport.close()
             return
