@@ -30,3 +30,22 @@ def test_issued_token_fails_with_another_secret():
     with pytest.raises(Exception) as refused:
         TokenService(SECRET + "x", "gateway-v1", 3600).verify(token)
     assert refused.value.code == "INVALID_TOKEN"
+
+
+def test_sql_receives_every_claim_it_reads_and_no_other():
+    """The claims text a call carries (request.jwt.claims) holds the claims SQL reads, each as the
+    token has it: a name read in sql/deploy but left out here would read NULL."""
+    import re
+    from pathlib import Path
+
+    import orjson
+
+    from app.tokens import SQL_CLAIMS
+    read = set()
+    for path in (Path(__file__).parent.parent / "sql" / "deploy").glob("*.sql"):
+        read |= set(re.findall(r"claim\('([a-z_]+)'\)", path.read_text()))
+    assert read and read <= set(SQL_CLAIMS), f"claims SQL reads that calls do not carry: {read - set(SQL_CLAIMS)}"
+    tokens = TokenService(SECRET, "gateway-v1", 3600)
+    verified = tokens.verify(tokens.issue("channel-1", branch="v1", gen=3, channel={"id": "channel-1", "name": "x"}))
+    assert orjson.loads(verified.claims_json) == {"sub": "channel-1", "branch": "v1", "gen": 3}
+    assert verified.claims["channel"] == {"id": "channel-1", "name": "x"}  # the app still has them all
