@@ -44,7 +44,7 @@ class OneWrite:
     complete or the connection closed, whichever comes first: the bytes and their order are
     uvicorn's. One per connection; `expect_head()` when a request's cycle starts."""
 
-    __slots__ = ("transport", "loop", "_head", "_expect_head")
+    __slots__ = ("_expect_head", "_head", "loop", "transport")
 
     def __init__(self, transport, loop) -> None:
         self.transport = transport
