@@ -1,4 +1,4 @@
--- Revert insurance:gateway_risk_items from pg: back to its v0.9.0 version (the functions restated as released).
+-- Revert insurance:gateway_risk_items from pg: back to its v1.0.0 version (the functions restated as released).
 -- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
@@ -154,7 +154,7 @@ COMMENT ON FUNCTION gateway.get_risk_item(integer, bigint, uuid) IS
 
 -- _broken_rules(table, row): the rules of `table` that `row` (jsonb keyed by column name) breaks,
 -- as [{column, message}]: a value the column's type cannot hold, a NULL in a NOT NULL column, a
--- CHECK constraint that fails (message: the constraint's comment, else its expression). Only the
+-- CHECK constraint that fails (message: the constraint's comment, else 'is not valid', never its SQL). Only the
 -- columns present in `row` are checked. Dynamic SQL, so only called once an insert has failed.
 CREATE OR REPLACE FUNCTION gateway._broken_rules(_table regclass, _row jsonb) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
@@ -204,7 +204,7 @@ BEGIN
     END;
     IF NOT _ok THEN  -- NULL passes, as in a CHECK
       SELECT _problems || pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-               'column', c, 'message', coalesce(_rule.description, 'must satisfy ' || _rule.expr)))
+               'column', c, 'message', coalesce(_rule.description, 'is not valid')))
         INTO _problems FROM pg_catalog.unnest(_rule.columns) AS c;
     END IF;
   END LOOP;
