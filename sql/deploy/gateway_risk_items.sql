@@ -1,6 +1,8 @@
 -- Deploy insurance:gateway_risk_items to pg
 -- Reworked after v1.0.0 (issue 32): the reads check their role inline, calling require_role()
--- only for another caller, and read the channel claim as a plain expression, not a subquery.
+-- only for another caller, and read the channel claim as a plain expression, not a subquery;
+-- the list and the page print their answer's text from the stored documents' text (the same
+-- text as before, without a jsonb aggregate of the documents).
 -- Restated whole; CREATE OR REPLACE, since the released version runs first.
 -- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
 BEGIN;
@@ -68,12 +70,15 @@ BEGIN
   ELSE
     _total := (SELECT count(*) FROM insurance.risk_items r WHERE r.policy_uid = _policy);
   END IF;
-  _reply.data := pg_catalog.jsonb_build_object(
-    'items', coalesce((SELECT pg_catalog.jsonb_agg(
-                                (SELECT d.document FROM insurance.risk_item_documents d WHERE d.risk_item_id = page.id)
-                                ORDER BY page.n)
-                         FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS page(id, n)), '[]'),
-    'total', _total, 'from', _from, 'to', _to);
+  -- The text jsonb_build_object() would print (its key order, its separators), written out: each
+  -- stored document is printed once instead of being unpacked into an aggregate, then an
+  -- object, and printed whole (ten items: about 100 us of the call's 165).
+  _reply.data := '{"to": ' || coalesce(_to::text, 'null') || ', "from": ' || coalesce(_from::text, 'null')
+    || ', "items": [' || coalesce((SELECT pg_catalog.string_agg(coalesce(
+                          (SELECT d.document::text FROM insurance.risk_item_documents d WHERE d.risk_item_id = page.id),
+                          'null'), ', ' ORDER BY page.n)
+                   FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS page(id, n)), '')
+    || '], "total": ' || _total || '}';
   RETURN _reply;
 END
 $$;
@@ -116,14 +121,13 @@ BEGIN
                     ORDER BY r.id LIMIT 101))[1:_page_size + 1];
     _total := (SELECT count(*) FROM insurance.risk_items r WHERE r.policy_uid = _policy);
   END IF;
-  _reply.data := pg_catalog.jsonb_build_object(
-    'items', coalesce((SELECT pg_catalog.jsonb_agg(
-                                (SELECT d.document FROM insurance.risk_item_documents d WHERE d.risk_item_id = page.id)
-                                ORDER BY page.n)
-                         FROM pg_catalog.unnest(_ids[1:_page_size]) WITH ORDINALITY AS page(id, n)), '[]'),
-    'total', _total,
-    'nextCursor', CASE WHEN pg_catalog.cardinality(_ids) > _page_size THEN pg_catalog.translate(pg_catalog.encode(
-                    pg_catalog.int8send(_ids[_page_size]), 'base64'), '+/=', '-_') END);
+  _reply.data := '{"items": [' || coalesce((SELECT pg_catalog.string_agg(coalesce(  -- as in list_risk_items
+                          (SELECT d.document::text FROM insurance.risk_item_documents d WHERE d.risk_item_id = page.id),
+                          'null'), ', ' ORDER BY page.n)
+                   FROM pg_catalog.unnest(_ids[1:_page_size]) WITH ORDINALITY AS page(id, n)), '')
+    || '], "total": ' || _total || ', "nextCursor": '
+    || CASE WHEN pg_catalog.cardinality(_ids) > _page_size THEN pg_catalog.to_json(pg_catalog.translate(pg_catalog.encode(
+         pg_catalog.int8send(_ids[_page_size]), 'base64'), '+/=', '-_'))::text ELSE 'null' END || '}';
   RETURN _reply;
 END
 $$;
