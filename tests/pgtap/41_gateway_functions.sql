@@ -2,7 +2,7 @@
 -- limit counted in the database), and the risk-item functions' domain errors.
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(22);
+SELECT plan(25);
 
 INSERT INTO insurance.channels (id, name, branches, api_key_hash, ia_keys, integration_payload) VALUES
   ('cccccccc-0000-4000-8000-000000000001', 'C', '{v1,ia/v1,integrations/v2}', public.digest('key-c', 'sha256'),
@@ -59,6 +59,15 @@ SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "no-pkg",
 SELECT throws_ok($$SELECT gateway.create_risk_item(0, '{"package_uid": "fn-pkg", "policy_uid": "FN-2", "variant": "health", "insured_subject": {}}')$$,
                  'PT422', 'the package does not sell this variant', 'a variant the package does not sell');
 SELECT is((gateway.list_risk_items(0, 0, 49, 'FN-1')).data::jsonb -> 'total', '1'::jsonb, 'list: the total count');
+-- The list and the page print their answers' text themselves: it must stay the text jsonb prints.
+SELECT is((gateway.list_risk_items(0, 0, 49, NULL)).data, ((gateway.list_risk_items(0, 0, 49, NULL)).data::jsonb)::text,
+          'list: the answer is the text jsonb prints of it');
+SELECT is((gateway.page_risk_items(0, 1, NULL, NULL)).data, ((gateway.page_risk_items(0, 1, NULL, NULL)).data::jsonb)::text,
+          'page: the answer is the text jsonb prints of it');
+SELECT is((gateway.list_risk_items(0, 0, 49, NULL)).data::jsonb,
+          jsonb_build_object('items', (SELECT jsonb_agg(d.document ORDER BY d.risk_item_id) FROM insurance.risk_item_documents d),
+                             'total', 1, 'from', 0, 'to', 49),
+          'list: the channel''s stored documents, its total and the window');
 
 -- create: every broken rule at once, per field; the beneficiaries' rules are the table's own
 CREATE FUNCTION pg_temp.create_problems(_item jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
