@@ -3,10 +3,13 @@ partner reads its list; pg_auto_failover promotes the standby and nothing is los
 
 A formation of its own (scripts/ha.sh up: a monitor and two nodes on free ports, under a
 folder of /tmp owned by postgres), the sandbox, the API and the worker as real processes on its
-two-host URL. Losing a node is SIGKILL to every process of its pg_autoctl service (the keeper,
-its Postgres controller, the postmaster and its backends), found by the pid that service wrote:
-a machine that dies takes all of them. Then `scripts/ha.sh up` brings the node back (it rejoins
-as a standby) and the drill runs again the other way.
+two-host URL. Losing a node is SIGKILL to its pg_autoctl service's process group (the keeper,
+its Postgres controller, the postmaster), found by the pid that service wrote. The backends lead
+groups of their own (PostgreSQL's postmaster children call setsid): they see the postmaster gone
+and exit within moments, first sending an idle client the FATAL "terminating connection due to
+unexpected postmaster exit", as after a postmaster crash (a machine lost outright would send
+nothing). Then `scripts/ha.sh up` brings the node back (it rejoins as a standby) and the drill
+runs again the other way.
 
 Marker `failover`: scripts/test.sh runs it in a pytest invocation of its own. It needs root or
 the user postgres (pg_autoctl runs as postgres), as on CI and `make test` machines. The figures
@@ -92,13 +95,14 @@ class Formation:
             return None
 
     def lose(self, node: str) -> list[int]:
-        """SIGKILL to every process of the node's pg_autoctl service (the whole tree, as a machine
-        loss), by the pids it started; returns them."""
+        """SIGKILL to the node's pg_autoctl service, its keeper and its postmaster; returns every
+        process of the tree, gone when this returns (the backends exit on their own)."""
         pidfile = Path(f"{self.dir}/run/pg_autoctl{self.dir}/{node}/pg_autoctl.pid")
         root = int(pidfile.read_text().split()[0])
-        # scripts/ha.sh starts each service in a session of its own: the service, its keeper,
-        # the postmaster and every backend share the group `root`, and one killpg reaches them
-        # all at once (a backend forked a moment before is in it too).
+        # scripts/ha.sh starts each service in a session of its own: the service, its keeper and
+        # the postmaster share the group `root`, and one killpg reaches them all at once. Every
+        # child of the postmaster leads a group of its own and exits when it sees the postmaster
+        # gone, telling an idle client so (a FATAL before its close: tests/test_db_unavailable.py).
         assert os.getpgid(root) == root, "the node's service leads its own process group"
         tree = descendants(root)
         os.killpg(root, signal.SIGKILL)
