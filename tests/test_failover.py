@@ -270,6 +270,7 @@ def drill(formation: Formation, stack: Stack, token: str, worker: subprocess.Pop
         return [r["idempotencyKey"] for r in stack.requests("PROVIDER_A")
                 if r.get("idempotencyKey") in keys and r.get("status") == 201]
 
+    logged = len(stack.api_log.read_text(errors="replace").splitlines())
     with PartnerReads(stack.api, token) as reads:
         wait_for(lambda: len(created()) >= 30, timeout=60, what="the drain under way")
         assert len(created()) < EMISSIONS * 0.6, "the drain was nearly done before the loss: the drill proves little"
@@ -293,7 +294,8 @@ def drill(formation: Formation, stack: Stack, token: str, worker: subprocess.Pop
            f"drained {drained:.0f} s after it; "
            f"{statuses.count(503)} answers 503 of {len(statuses)} reads since; "
            f"{sum(1 for s in statuses if s >= 500 and s != 503)} other 5xx; {lost_emissions} emissions lost, "
-           f"{twice} issued twice")
+           f"{twice} issued twice; the API's 503 DATABASE_UNAVAILABLE by cause: "
+           f"{unavailable_causes(stack, logged)}")
     assert promoted != lost
     if 500 in [s for _, s in reads.answers]:  # the cause, whole, where CI's log shows it
         report("500 answered; the API logged:\n" + "\n".join(errors_logged(stack)))
@@ -328,6 +330,17 @@ def drain_state(formation: Formation, ids: list[int]) -> list[dict] | None:
              LEFT JOIN outbox.http_requests o ON o.body #>> '{record,id}' = i.id::text AND o.delivered_at IS NULL
             WHERE i.id = ANY(%s) AND e.status IS DISTINCT FROM 'SUCCESS'
             GROUP BY 1, 2""", ids)
+
+
+def unavailable_causes(stack: Stack, after_line: int) -> dict[str, int]:
+    """What the API's 503 DATABASE_UNAVAILABLE answers logged after line `after_line` of its log
+    stood for: asyncpg's exception type (the warning's `cause`) and how many."""
+    causes: dict[str, int] = {}
+    for line in stack.api_log.read_text(errors="replace").splitlines()[after_line:]:
+        if '"database_unavailable"' in line:
+            cause = str(orjson.loads(line).get("cause"))
+            causes[cause] = causes.get(cause, 0) + 1
+    return causes
 
 
 def errors_logged(stack: Stack) -> list[str]:
