@@ -1,9 +1,10 @@
 -- tRPC byRiskItem (dashboard.risk_item_emissions) is one query (issue 32): no function call per
 -- emission and none for the item's context, counted by the statistics of this transaction;
--- the states and rows it answers are those the list and the detail show.
+-- the states and rows it answers are those the list and the detail show. The list's page (tRPC
+-- list) looks at the live claims once, not once per row.
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(7);
+SELECT plan(8);
 
 INSERT INTO insurance.packages (uid, name) VALUES ('pgtap-one-query', 'One query');
 INSERT INTO insurance.package_variants (package_id, code, name)
@@ -25,18 +26,25 @@ SET LOCAL track_functions = 'all';
 SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "1", "role": "dashboard"}');
 CREATE TEMP TABLE _answers AS
 SELECT dashboard.risk_item_emissions((SELECT id FROM _item)) AS by_id,
-       dashboard.risk_item_emissions(NULL, (SELECT uid FROM _item)) AS by_uid;
+       dashboard.risk_item_emissions(NULL, (SELECT uid FROM _item)) AS by_uid,
+       dashboard.list_emissions(NULL, NULL, NULL, NULL, NULL, NULL, 100) AS page;
 SELECT pg_temp.as_operator();
 
 SELECT is(ARRAY(SELECT schemaname || '.' || funcname || ' x' || calls FROM pg_stat_xact_user_functions
                  WHERE schemaname IN ('dashboard', 'insurance', 'webhooks', 'outbox') ORDER BY 1),
-          ARRAY['dashboard._emission_webhooks x2', 'dashboard.risk_item_emissions x2'],
-          'two answers of three emissions: one call of risk_item_emissions each, and one for the webhooks');
+          ARRAY['dashboard._emission_webhooks x2', 'dashboard._in_progress_ids x1', 'dashboard.list_emissions x1',
+                'dashboard.risk_item_emissions x2'],
+          'two answers of three emissions: one call of risk_item_emissions each, and one for the webhooks; '
+          'a page of the list: one look at the claims');
 SELECT is((SELECT by_uid FROM _answers), (SELECT by_id FROM _answers), 'by uid, the same answer as by id');
 SELECT is((SELECT ARRAY(SELECT e ->> 'provider' || ' ' || (e ->> 'state') FROM jsonb_array_elements(by_id -> 'emissions') e)
              FROM _answers),
           ARRAY['PROVIDER_A PENDING', 'PROVIDER_B IN_PROGRESS', 'MAIL_PROVIDER SUCCESS'],
           'each emission in its state, oldest first');
+SELECT is((SELECT ARRAY(SELECT e ->> 'provider' || ' ' || (e ->> 'state') FROM jsonb_array_elements(page -> 'items') e
+                         WHERE e ->> 'policyUid' = 'PGTAP-ONE-QUERY' ORDER BY (e ->> 'id')::bigint)
+             FROM _answers),
+          ARRAY['PROVIDER_A PENDING', 'PROVIDER_B IN_PROGRESS', 'MAIL_PROVIDER SUCCESS'], 'the list shows the same states');
 SELECT is((SELECT by_id -> 'emissions' FROM _answers),
           (SELECT jsonb_agg(dashboard._emission_json(e, r) ORDER BY e.id)
              FROM insurance.integration_emissions e JOIN insurance.risk_items r ON r.id = e.risk_item_id
