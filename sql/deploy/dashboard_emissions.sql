@@ -7,7 +7,8 @@
 -- Reworked after v1.0.0 (issue 32): risk_item_emissions (tRPC byRiskItem, the risk item's page)
 -- is one query run as the owner: the state of an emission and its JSON are inlined helpers
 -- (_emission_state(e, claimed), _emission_json(e, r, state)) instead of a SECURITY DEFINER call
--- per emission, and _risk_item_context (its only caller was risk_item_emissions) is gone.
+-- per emission, and _risk_item_context (its only caller was risk_item_emissions) is gone;
+-- list_emissions looks at the live claims once per page.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
