@@ -260,6 +260,16 @@ class Database:
                     if writer is not None:  # committed: its position is at or before this one
                         self.replica.wrote(writer, await conn.fetchval(_WAL_POSITION))
                     return value
+                except asyncpg.InternalClientError as exc:
+                    # A backend ending a session idle in the pool (its postmaster died in a
+                    # failover, pg_terminate_backend) sends a FATAL first; asyncpg takes the unasked
+                    # message as a protocol error, fails the connection's next operation with
+                    # InternalClientError ("cannot switch to state 12; another operation (2) is in
+                    # progress") and aborts it before the socket's close arrives: a lost session.
+                    # One that leaves the connection open stays a 500 (tests/test_db_unavailable.py).
+                    if conn.is_closed():
+                        raise DatabaseUnavailable(f"{type(exc).__name__}: {exc}") from exc
+                    raise
                 finally:
                     await pool.release(conn)
             except Exception as exc:

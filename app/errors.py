@@ -325,8 +325,10 @@ def database_error_handler(rules: CheckRules):
 async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exception,
                             params: dict) -> None:
     if unavailable(exc):  # a connection lost outside app/db.py's calls: retryable, never a 500
+        # cause: what asyncpg raised (app/db.py wraps it in DatabaseUnavailable), by its type.
         log.warning("database_unavailable", request_id=getattr(req.context, "request_id", None),
-                    path=req.path, error=type(exc).__name__)
+                    path=req.path, error=type(exc).__name__,
+                    cause=type(exc.__cause__).__name__ if exc.__cause__ is not None else None)
         raise database_unavailable()
     log.error("unhandled_error", request_id=getattr(req.context, "request_id", None),
               method=req.method, path=req.path, exc_info=exc)

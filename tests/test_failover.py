@@ -3,10 +3,13 @@ partner reads its list; pg_auto_failover promotes the standby and nothing is los
 
 A formation of its own (scripts/ha.sh up: a monitor and two nodes on free ports, under a
 folder of /tmp owned by postgres), the sandbox, the API and the worker as real processes on its
-two-host URL. Losing a node is SIGKILL to every process of its pg_autoctl service (the keeper,
-its Postgres controller, the postmaster and its backends), found by the pid that service wrote:
-a machine that dies takes all of them. Then `scripts/ha.sh up` brings the node back (it rejoins
-as a standby) and the drill runs again the other way.
+two-host URL. Losing a node is SIGKILL to its pg_autoctl service's process group (the keeper,
+its Postgres controller, the postmaster), found by the pid that service wrote. The backends lead
+groups of their own (PostgreSQL's postmaster children call setsid): they see the postmaster gone
+and exit within moments, first sending an idle client the FATAL "terminating connection due to
+unexpected postmaster exit", as after a postmaster crash (a machine lost outright would send
+nothing). Then `scripts/ha.sh up` brings the node back (it rejoins as a standby) and the drill
+runs again the other way.
 
 Marker `failover`: scripts/test.sh runs it in a pytest invocation of its own. It needs root or
 the user postgres (pg_autoctl runs as postgres), as on CI and `make test` machines. The figures
@@ -92,13 +95,14 @@ class Formation:
             return None
 
     def lose(self, node: str) -> list[int]:
-        """SIGKILL to every process of the node's pg_autoctl service (the whole tree, as a machine
-        loss), by the pids it started; returns them."""
+        """SIGKILL to the node's pg_autoctl service, its keeper and its postmaster; returns every
+        process of the tree, gone when this returns (the backends exit on their own)."""
         pidfile = Path(f"{self.dir}/run/pg_autoctl{self.dir}/{node}/pg_autoctl.pid")
         root = int(pidfile.read_text().split()[0])
-        # scripts/ha.sh starts each service in a session of its own: the service, its keeper,
-        # the postmaster and every backend share the group `root`, and one killpg reaches them
-        # all at once (a backend forked a moment before is in it too).
+        # scripts/ha.sh starts each service in a session of its own: the service, its keeper and
+        # the postmaster share the group `root`, and one killpg reaches them all at once. Every
+        # child of the postmaster leads a group of its own and exits when it sees the postmaster
+        # gone, telling an idle client so (a FATAL before its close: tests/test_db_unavailable.py).
         assert os.getpgid(root) == root, "the node's service leads its own process group"
         tree = descendants(root)
         os.killpg(root, signal.SIGKILL)
@@ -266,6 +270,7 @@ def drill(formation: Formation, stack: Stack, token: str, worker: subprocess.Pop
         return [r["idempotencyKey"] for r in stack.requests("PROVIDER_A")
                 if r.get("idempotencyKey") in keys and r.get("status") == 201]
 
+    logged = len(stack.api_log.read_text(errors="replace").splitlines())
     with PartnerReads(stack.api, token) as reads:
         wait_for(lambda: len(created()) >= 30, timeout=60, what="the drain under way")
         assert len(created()) < EMISSIONS * 0.6, "the drain was nearly done before the loss: the drill proves little"
@@ -289,7 +294,8 @@ def drill(formation: Formation, stack: Stack, token: str, worker: subprocess.Pop
            f"drained {drained:.0f} s after it; "
            f"{statuses.count(503)} answers 503 of {len(statuses)} reads since; "
            f"{sum(1 for s in statuses if s >= 500 and s != 503)} other 5xx; {lost_emissions} emissions lost, "
-           f"{twice} issued twice")
+           f"{twice} issued twice; the API's 503 DATABASE_UNAVAILABLE by cause: "
+           f"{unavailable_causes(stack, logged)}")
     assert promoted != lost
     if 500 in [s for _, s in reads.answers]:  # the cause, whole, where CI's log shows it
         report("500 answered; the API logged:\n" + "\n".join(errors_logged(stack)))
@@ -324,6 +330,17 @@ def drain_state(formation: Formation, ids: list[int]) -> list[dict] | None:
              LEFT JOIN outbox.http_requests o ON o.body #>> '{record,id}' = i.id::text AND o.delivered_at IS NULL
             WHERE i.id = ANY(%s) AND e.status IS DISTINCT FROM 'SUCCESS'
             GROUP BY 1, 2""", ids)
+
+
+def unavailable_causes(stack: Stack, after_line: int) -> dict[str, int]:
+    """What the API's 503 DATABASE_UNAVAILABLE answers logged after line `after_line` of its log
+    stood for: asyncpg's exception type (the warning's `cause`) and how many."""
+    causes: dict[str, int] = {}
+    for line in stack.api_log.read_text(errors="replace").splitlines()[after_line:]:
+        if '"database_unavailable"' in line:
+            cause = str(orjson.loads(line).get("cause"))
+            causes[cause] = causes.get(cause, 0) + 1
+    return causes
 
 
 def errors_logged(stack: Stack) -> list[str]:

@@ -335,7 +335,7 @@ def fill(stack: Stack, code: Path) -> Filled:
               "--sales-integration", "PROVIDER_A")
 
     def channel(name: str, hook: str) -> Partner:
-        made = orjson.loads(stack.cli(code, "channels", "create", "--name", name, "--branch", "v1",
+        made = orjson.loads(stack.cli(code, "channels", "create", "--name", name, "--branch", "v1", "--branch", "integrations/v2",
                                       "--package", package,
                                       "--integration-payload", orjson.dumps({"webhooks": [hook]}).decode()))
         if hook.startswith(stack.sandbox):

@@ -3,6 +3,8 @@
 -- Reworked after v0.9.0 (issue 31): device tokens; and (issue 30) login_user answers a disabled
 -- user too (active false), for the app to say so once the password is verified. Restated whole;
 -- CREATE OR REPLACE, since the released version runs first.
+-- Reworked after v1.0.0 (issue 32): session_claims_or_deny, the first call of every tRPC query,
+-- compares the switched role itself and calls require_role only for another caller.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -225,7 +227,11 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _claims jsonb;
 BEGIN
-  PERFORM insurance.require_role('insurance_dashboard');
+  -- Every tRPC query runs this first: the switched role is compared here, require_role (a call
+  -- with its own SET clause) only decides for any other caller.
+  IF pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
   SELECT jsonb_build_object('sub', u.id::text, 'email', u.email, 'role', 'dashboard',
                             'sessionExpiresAt', s.expires_at)
     INTO _claims

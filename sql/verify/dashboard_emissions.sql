@@ -1,6 +1,7 @@
 -- Verify insurance:dashboard_emissions on pg
 SELECT 'dashboard._emission_json(insurance.integration_emissions,insurance.risk_items)'::regprocedure,
-       'dashboard._risk_item_context(bigint)'::regprocedure,
+       'dashboard._emission_json(insurance.integration_emissions,insurance.risk_items,text)'::regprocedure,
+       'dashboard._emission_state(insurance.integration_emissions,boolean)'::regprocedure,
        'dashboard.list_emissions(text[],text,text,timestamp with time zone,timestamp with time zone,bigint,integer)'::regprocedure,
        'dashboard.emission_detail(bigint)'::regprocedure,
        'dashboard.retry_emissions(bigint[],text)'::regprocedure,
@@ -8,7 +9,6 @@ SELECT 'dashboard._emission_json(insurance.integration_emissions,insurance.risk_
 DO $$
 BEGIN
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard._emission_json(insurance.integration_emissions,insurance.risk_items)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard._emission_json';
-  ASSERT has_function_privilege('insurance_dashboard', 'dashboard._risk_item_context(bigint)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard._risk_item_context';
   ASSERT has_function_privilege('insurance_app', 'dashboard.list_emissions(text[],text,text,timestamp with time zone,timestamp with time zone,bigint,integer)', 'EXECUTE'), 'insurance_app cannot call dashboard.list_emissions';
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.list_emissions(text[],text,text,timestamp with time zone,timestamp with time zone,bigint,integer)', 'EXECUTE'), 'insurance_dashboard cannot call dashboard.list_emissions';
   ASSERT has_function_privilege('insurance_app', 'dashboard.emission_detail(bigint)', 'EXECUTE'), 'insurance_app cannot call dashboard.emission_detail';

@@ -1,0 +1,444 @@
+-- Deploy insurance:dashboard_emissions to pg
+-- What a dashboard session reads and does: emissions, outbox, audit log, audited retries and beneficiaries sync.
+-- Reworked after v0.9.0 (issue 30): every emission carries its state (PENDING, IN_PROGRESS
+-- besides its status) and the list filters by it; the detail and the risk item's page name the
+-- channel and every partner webhook delivery; the page's counts, its live state and "retry every
+-- row that matches". Restated whole (CREATE OR REPLACE: it runs over the v0.9.0 functions).
+BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
+SET LOCAL ROLE insurance_owner;
+
+-- _emission_state(e): where emission e stands, as the back-office shows it: IN_PROGRESS while a
+-- worker holds its key (a live claim), PENDING when it is due and waits for the worker (a retry
+-- queued, by the backoff or an operator), else its status (FAILED: waiting for its next retry).
+-- Owner-run: the dashboard role does not read the claims. One primary-key probe.
+CREATE OR REPLACE FUNCTION dashboard._emission_state(_e insurance.integration_emissions) RETURNS text
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  IF _e.status <> 'SUCCESS' AND EXISTS (
+       SELECT FROM insurance.emission_claims c
+        WHERE c.risk_item_id = _e.risk_item_id AND c.provider = _e.provider AND c.event = _e.event
+          AND c.lease_until > pg_catalog.now()) THEN
+    RETURN 'IN_PROGRESS';
+  END IF;
+  IF _e.status = 'FAILED' AND _e.next_retry_at <= pg_catalog.now() THEN
+    RETURN 'PENDING';
+  END IF;
+  RETURN _e.status;
+END
+$$;
+COMMENT ON FUNCTION dashboard._emission_state(insurance.integration_emissions) IS
+  'The state the back-office shows for emission _e: IN_PROGRESS (a live claim of its key), PENDING (FAILED and '
+  'due: a retry queued), else its status. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._emission_state(insurance.integration_emissions) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._emission_state(insurance.integration_emissions) TO insurance_dashboard;
+
+-- _in_progress_ids(): the emissions whose key a worker holds now (live claims: as many as the
+-- workers' batches, never the table).
+CREATE OR REPLACE FUNCTION dashboard._in_progress_ids() RETURNS bigint[]
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  RETURN ARRAY(SELECT e.id FROM insurance.emission_claims c
+                 JOIN insurance.integration_emissions e
+                   ON e.risk_item_id = c.risk_item_id AND e.provider = c.provider AND e.event = c.event
+                WHERE c.lease_until > pg_catalog.now() AND e.status <> 'SUCCESS');
+END
+$$;
+COMMENT ON FUNCTION dashboard._in_progress_ids() IS
+  'The ids of the emissions whose key is claimed now (a worker is calling the insurer). Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._in_progress_ids() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._in_progress_ids() TO insurance_dashboard;
+
+-- _channel_json(id): {id, name} of a partner channel (the dashboard role does not read the
+-- channels: a row holds its key hash), or NULL.
+CREATE OR REPLACE FUNCTION dashboard._channel_json(_id uuid) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  RETURN (SELECT pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) FROM insurance.channels c WHERE c.id = _id);
+END
+$$;
+COMMENT ON FUNCTION dashboard._channel_json(uuid) IS
+  '{id, name} of channel _id, or NULL (no id, or no such channel). Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._channel_json(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._channel_json(uuid) TO insurance_dashboard;
+
+-- _emission_webhooks(ids): every partner webhook delivery of the emissions ids, oldest first,
+-- as the partner sees it (webhooks._delivery_json) with the emission's id and the last error:
+-- what the partner heard. Through http_requests_webhook_emission_idx; delivered rows live
+-- OUTBOX_RETENTION.
+CREATE OR REPLACE FUNCTION dashboard._emission_webhooks(_ids bigint[]) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  RETURN coalesce((
+    SELECT pg_catalog.jsonb_agg(webhooks._delivery_json(o) || pg_catalog.jsonb_build_object(
+             'emissionId', (o.body #>> '{data,emissionId}')::bigint, 'lastError', pg_catalog.left(o.last_error, 300))
+           ORDER BY o.id)
+      FROM outbox.http_requests o
+     WHERE o.channel_id IS NOT NULL AND (o.body #>> '{data,emissionId}')::bigint = ANY (_ids)), '[]');
+END
+$$;
+COMMENT ON FUNCTION dashboard._emission_webhooks(bigint[]) IS
+  'Every partner webhook delivery of the emissions _ids, oldest first: [{id, eventId, type, url, status (pending, '
+  'failing, delivered, dead), attempts, lastHttpStatus, lastError, nextTryAt, deliveredAt, createdAt, emissionId}]. '
+  'Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._emission_webhooks(bigint[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._emission_webhooks(bigint[]) TO insurance_dashboard;
+
+-- emission_state(id): {id, state, status, attempts} of one emission: what its page follows
+-- while it is not settled; PT404 NOT_FOUND for an emission the caller cannot see.
+CREATE OR REPLACE FUNCTION dashboard.emission_state(_emission_id bigint) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+DECLARE
+  _e insurance.integration_emissions;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  SELECT * INTO _e FROM insurance.integration_emissions e WHERE e.id = _emission_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'emission not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  RETURN pg_catalog.jsonb_build_object('id', _e.id, 'state', dashboard._emission_state(_e), 'status', _e.status,
+                                       'attempts', _e.attempts);
+END
+$$;
+COMMENT ON FUNCTION dashboard.emission_state(bigint) IS
+  '{id, state (PENDING, IN_PROGRESS, FAILED, ABANDONED, SUCCESS), status, attempts} of emission _emission_id; '
+  'raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard.emission_state(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.emission_state(bigint) TO insurance_dashboard, insurance_app;
+
+-- emission_counts(): {SUCCESS, FAILED, ABANDONED: from the kept counts (emission_counts, its
+-- deltas folded), PENDING: the due FAILED rows (the partial due index, as far as the backlog
+-- goes), IN_PROGRESS: the live claims}. Never a scan of the emissions.
+CREATE OR REPLACE FUNCTION dashboard.emission_counts() RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _counts jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  SELECT pg_catalog.jsonb_object_agg(s.status, coalesce(t.count, 0)) INTO _counts
+    FROM (VALUES ('SUCCESS'), ('FAILED'), ('ABANDONED')) s(status)
+    LEFT JOIN (SELECT c ->> 'status' AS status, sum((c ->> 'count')::bigint) AS count
+                 FROM pg_catalog.jsonb_array_elements(insurance.fold_emission_counts()) c GROUP BY 1) t
+      ON t.status = s.status;
+  RETURN _counts || pg_catalog.jsonb_build_object(
+    'PENDING', (SELECT pg_catalog.count(*) FROM insurance.integration_emissions e
+                 WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()),
+    'IN_PROGRESS', pg_catalog.cardinality(dashboard._in_progress_ids()));
+END
+$$;
+COMMENT ON FUNCTION dashboard.emission_counts() IS
+  'Emissions per state: {SUCCESS, FAILED, ABANDONED (kept counts), PENDING (FAILED and due), IN_PROGRESS (live '
+  'claims)}; FAILED includes the pending and in-progress ones. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard.emission_counts() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.emission_counts() TO insurance_dashboard, insurance_app;
+
+-- emissions_overview(filters..., after_id, limit): the back-office's emissions page in one
+-- call: list_emissions' page (what tRPC's list answers) with the counts per state.
+CREATE OR REPLACE FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamptz,
+                                             _until timestamptz, _after_id bigint, _limit integer) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  RETURN dashboard.list_emissions(_statuses, _provider, _event, _since, _until, _after_id, _limit)
+         || pg_catalog.jsonb_build_object('counts', dashboard.emission_counts());
+END
+$$;
+COMMENT ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer) IS
+  'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts). Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer)
+  TO insurance_dashboard, insurance_app;
+
+-- retry_matching(filters..., max, dry_run, via): "retry every row that matches": the FAILED and
+-- ABANDONED emissions that the filters match (a PENDING filter: the due FAILED ones; SUCCESS
+-- and IN_PROGRESS match none), newest first, at most _max, restarted as
+-- integrations.retry_from_backoffice restarts them, with ONE audit row emissions.retry_all
+-- (targets: every id; details: via, the filters, how many). _dry_run: how many would be, and
+-- nothing changed or recorded. {matched (at most _max), capped (more matched), queued}.
+CREATE OR REPLACE FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _event text, _since timestamptz,
+                                         _until timestamptz, _max integer, _dry_run boolean, _via text) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _busy bigint[];
+  _ids bigint[];
+  _capped boolean;
+  _result jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF insurance.claim('role') IS DISTINCT FROM 'dashboard' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'a dashboard session is required', DETAIL = 'UNAUTHORIZED';
+  END IF;
+  IF _max IS NULL OR _max NOT BETWEEN 1 AND 1000 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'max must be between 1 and 1000', DETAIL = 'BAD_REQUEST';
+  END IF;
+  _busy := dashboard._in_progress_ids();
+  _ids := ARRAY(SELECT e.id FROM insurance.integration_emissions e
+                 WHERE e.status IN ('FAILED', 'ABANDONED')
+                   AND (_statuses IS NULL OR e.status = ANY (_statuses)
+                        OR ('PENDING' = ANY (_statuses) AND e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()))
+                   AND (_provider IS NULL OR e.provider = _provider)
+                   AND (_event IS NULL OR e.event = _event)
+                   AND (_since IS NULL OR e.updated_at >= _since)
+                   AND (_until IS NULL OR e.updated_at < _until)
+                   AND NOT (e.id = ANY (_busy))
+                 ORDER BY e.id DESC LIMIT _max + 1);
+  _capped := pg_catalog.cardinality(_ids) > _max;
+  _ids := _ids[1:_max];
+  IF _dry_run OR pg_catalog.cardinality(_ids) = 0 THEN
+    RETURN pg_catalog.jsonb_build_object('matched', pg_catalog.cardinality(_ids), 'capped', _capped, 'queued', 0);
+  END IF;
+  _result := integrations.retry_from_backoffice(_ids);
+  _result := pg_catalog.jsonb_build_object(
+    'matched', pg_catalog.cardinality(_ids), 'capped', _capped,
+    'queued', (SELECT pg_catalog.count(*) FROM pg_catalog.jsonb_array_elements(_result) r WHERE (r ->> 'queued')::boolean));
+  PERFORM insurance.record_audit(dashboard._actor(), 'emissions.retry_all', pg_catalog.to_jsonb(_ids), 'ok',
+            _result || pg_catalog.jsonb_build_object('via', _via, 'max', _max, 'filters', pg_catalog.jsonb_strip_nulls(
+              pg_catalog.jsonb_build_object('statuses', _statuses, 'provider', _provider, 'event', _event,
+                                            'since', _since, 'until', _until))));
+  RETURN _result;
+END
+$$;
+COMMENT ON FUNCTION dashboard.retry_matching(text[], text, text, timestamptz, timestamptz, integer, boolean, text) IS
+  'Retries the FAILED and ABANDONED emissions the filters match (newest first, at most _max, none in progress) with '
+  'one audit row emissions.retry_all via _via; _dry_run only counts. Returns {matched, capped, queued}; raises PT400 '
+  'for _max outside 1..1000. Dashboard session only.';
+REVOKE ALL ON FUNCTION dashboard.retry_matching(text[], text, text, timestamptz, timestamptz, integer, boolean, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.retry_matching(text[], text, text, timestamptz, timestamptz, integer, boolean, text)
+  TO insurance_dashboard, insurance_app;
+
+-- _emission_json(e, r): one emission of risk item r as the dashboard shows it, with the
+-- item's uid and policy number (what a caller quotes); lastError is the newest entry of
+-- error_history.
+CREATE OR REPLACE FUNCTION dashboard._emission_json(_e insurance.integration_emissions, _r insurance.risk_items) RETURNS jsonb
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+  SELECT jsonb_build_object(
+    'id', _e.id, 'riskItemId', _e.risk_item_id, 'riskItemUid', _r.uid, 'policyUid', _r.policy_uid,
+    'provider', _e.provider, 'event', _e.event,
+    'status', _e.status, 'attempts', _e.attempts, 'nextRetryAt', _e.next_retry_at,
+    'lastError', _e.error_history -> -1, 'externalId', _e.external_id,
+    'createdAt', _e.created_at, 'updatedAt', _e.updated_at, 'state', dashboard._emission_state(_e));
+END;
+COMMENT ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) IS
+  'One emission _e of risk item _r as the dashboard shows it (riskItemUid, policyUid; lastError: the newest '
+  'error_history entry; state: dashboard._emission_state). Inlined; dashboard role.';
+-- _risk_item_context(id): what the back-office shows beside a risk item and the dashboard
+-- role may not read itself (packages and channels hold no dashboard policy; a channel row
+-- holds its key hash): {package {id, uid, name}, channel {id, name} | null, beneficiaries[]}.
+CREATE OR REPLACE FUNCTION dashboard._risk_item_context(_risk_item_id bigint) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+BEGIN
+  -- plpgsql, not SQL: a SQL function with a SET clause is planned again at every call, a
+  -- plpgsql body keeps its plan for the session (tRPC byRiskItem calls it every time).
+  RETURN (
+    SELECT pg_catalog.jsonb_build_object(
+             'package', pg_catalog.jsonb_build_object('id', p.id, 'uid', p.uid, 'name', p.name),
+             'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END,
+             'beneficiaries', coalesce((SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.is_holder DESC, b.id)
+                                          FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]'))
+      FROM insurance.risk_items r
+      JOIN insurance.packages p ON p.id = r.package_id
+      LEFT JOIN insurance.channels c ON c.id = r.channel_id
+     WHERE r.id = _risk_item_id);
+END
+$$;
+COMMENT ON FUNCTION dashboard._risk_item_context(bigint) IS
+  'The package {id, uid, name}, channel {id, name} (null: made by an operator) and beneficiaries of risk item '
+  '_risk_item_id, for risk_item_emissions (which has checked the dashboard role). Owner-run helper.';
+REVOKE ALL ON FUNCTION dashboard._risk_item_context(bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._risk_item_context(bigint) TO insurance_dashboard;
+-- risk_item_emissions(id, uid): {riskItem, emissions[]} (emissions oldest first) of the item named by id or uid;
+-- PT404 NOT_FOUND for a risk item the caller cannot see.
+CREATE OR REPLACE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid DEFAULT NULL) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+DECLARE
+  _r insurance.risk_items;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  SELECT * INTO _r FROM insurance.risk_items r
+   WHERE (_id IS NOT NULL OR _uid IS NOT NULL)
+     AND (_id IS NULL OR r.id = _id) AND (_uid IS NULL OR r.uid = _uid);
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  RETURN jsonb_build_object(
+    'riskItem', jsonb_build_object('id', _r.id, 'uid', _r.uid, 'policyUid', _r.policy_uid, 'packageId', _r.package_id,
+                                   'status', _r.status, 'variant', _r.variant, 'integration', _r.metadata -> 'integration',
+                                   'createdAt', _r.created_at)
+                || dashboard._risk_item_context(_r.id),
+    'emissions', coalesce(
+      (SELECT jsonb_agg(dashboard._emission_json(e, _r) ORDER BY e.id)
+         FROM insurance.integration_emissions e WHERE e.risk_item_id = _r.id), '[]'),
+    'webhooks', dashboard._emission_webhooks(
+      ARRAY(SELECT e.id FROM insurance.integration_emissions e WHERE e.risk_item_id = _r.id)));
+END
+$$;
+COMMENT ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) IS
+  '{riskItem (with its package {id, uid, name}, channel {id, name} or null, beneficiaries), emissions '
+  '(oldest first, each with riskItemUid, policyUid and state), webhooks (every partner delivery of them)} of the risk item named by id _id or uid _uid (both: '
+  'the same item); raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role (the back-office '
+  'page and tRPC).';
+REVOKE ALL ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items) TO insurance_dashboard;
+GRANT EXECUTE ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) TO insurance_dashboard, insurance_app;
+-- list_emissions(statuses, provider, event, since, until, after_id, limit): one page of
+-- emissions, newest first, filtered by status or state (any of; PENDING and IN_PROGRESS as
+-- _emission_state says them), provider, event and last change
+-- (updated_at in [since, until)); keyset pagination on id: {items[], nextCursor} where
+-- nextCursor is the after_id of the next page, or NULL on the last one.
+-- A status filter reads each status's newest rows through (status, id DESC), one status at a
+-- time, and merges them (PostgreSQL 15 gives no ordered index scan for `= ANY`, and reading by
+-- id until a page of a rare status is full reads the table: DESIGN.md §7, issue 23).
+-- Planned once per session (force_generic_plan: left to the plan cache, the status query was
+-- planned again on every call, which doubled its cost), and enable_sort = off: the dashboard's
+-- policy compares claims the planner cannot see, which it estimates at 0.5% of the rows; it
+-- then believes a status has a few rows and sorts all of them instead of reading 51 in id
+-- order (a generic plan cannot take the partial due index of FAILED rows either).
+CREATE OR REPLACE FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamptz,
+                                         _until timestamptz, _after_id bigint, _limit integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = '' SET plan_cache_mode = force_generic_plan SET enable_sort = off AS $$
+DECLARE
+  _rows insurance.integration_emissions[];
+  _ids bigint[] := '{}';
+  _busy bigint[];
+  _status text;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
+  END IF;
+  IF _statuses IS NULL THEN
+    SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
+      FROM (SELECT * FROM insurance.integration_emissions e
+             WHERE (_provider IS NULL OR e.provider = _provider)
+               AND (_event IS NULL OR e.event = _event)
+               AND (_since IS NULL OR e.updated_at >= _since)
+               AND (_until IS NULL OR e.updated_at < _until)
+               AND (_after_id IS NULL OR e.id < _after_id)
+             ORDER BY e.id DESC
+             LIMIT _limit + 1) e;
+  ELSE
+    FOREACH _status IN ARRAY ARRAY(SELECT DISTINCT s FROM unnest(_statuses) AS s) LOOP
+      -- The states (_emission_state) each with their own statement, so that a status keeps its
+      -- plan through (status, id DESC): PENDING, the due FAILED rows (the partial due index, as
+      -- far as the backlog goes); IN_PROGRESS, the claimed ones (as many as the workers hold).
+      IF _status = 'PENDING' THEN
+        _busy := coalesce(_busy, dashboard._in_progress_ids());
+        _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
+                               WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
+                                 AND NOT (e.id = ANY (_busy))
+                                 AND (_provider IS NULL OR e.provider = _provider)
+                                 AND (_event IS NULL OR e.event = _event)
+                                 AND (_since IS NULL OR e.updated_at >= _since)
+                                 AND (_until IS NULL OR e.updated_at < _until)
+                                 AND (_after_id IS NULL OR e.id < _after_id)
+                               ORDER BY e.id DESC
+                               LIMIT _limit + 1);
+        CONTINUE;
+      ELSIF _status = 'IN_PROGRESS' THEN
+        _busy := coalesce(_busy, dashboard._in_progress_ids());
+        _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
+                               WHERE e.id = ANY (_busy)
+                                 AND (_provider IS NULL OR e.provider = _provider)
+                                 AND (_event IS NULL OR e.event = _event)
+                                 AND (_since IS NULL OR e.updated_at >= _since)
+                                 AND (_until IS NULL OR e.updated_at < _until)
+                                 AND (_after_id IS NULL OR e.id < _after_id)
+                               ORDER BY e.id DESC
+                               LIMIT _limit + 1);
+        CONTINUE;
+      END IF;
+      _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
+                             WHERE e.status = _status
+                               AND (_provider IS NULL OR e.provider = _provider)
+                               AND (_event IS NULL OR e.event = _event)
+                               AND (_since IS NULL OR e.updated_at >= _since)
+                               AND (_until IS NULL OR e.updated_at < _until)
+                               AND (_after_id IS NULL OR e.id < _after_id)
+                             ORDER BY e.id DESC
+                             LIMIT _limit + 1);
+    END LOOP;
+    SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
+      FROM (SELECT * FROM insurance.integration_emissions e WHERE e.id = ANY (_ids)
+             ORDER BY e.id DESC LIMIT _limit + 1) e;
+  END IF;
+  RETURN jsonb_build_object(
+    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(e, i) ORDER BY e.id DESC)
+                         FROM unnest(_rows[1:_limit]) e JOIN insurance.risk_items i ON i.id = e.risk_item_id), '[]'),
+    'nextCursor', CASE WHEN cardinality(_rows) > _limit THEN (_rows[_limit]).id::text END);
+END
+$$;
+COMMENT ON FUNCTION dashboard.list_emissions(text[], text, text, timestamp with time zone, timestamp with time zone, bigint, integer) IS
+  'One page of emissions, newest first, filtered by statuses (or the states PENDING, IN_PROGRESS), provider, event and updated_at in '
+  '[_since, _until), keyset on id: {items, nextCursor}; raises PT400 BAD_REQUEST for a limit outside '
+  '1..100. Dashboard role.';
+-- emission_detail(emission_id): {emission (with errorHistory, each entry as recorded, its
+-- masked requestPayload included when the pipeline stored one), riskItem, retryPending,
+-- channel {id, name} | null, webhooks[] (every partner delivery of it)};
+-- PT404 NOT_FOUND for an emission the caller cannot see.
+CREATE OR REPLACE FUNCTION dashboard.emission_detail(_emission_id bigint) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+DECLARE
+  _e insurance.integration_emissions;
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  SELECT * INTO _e FROM insurance.integration_emissions e WHERE e.id = _emission_id;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'emission not found', DETAIL = 'NOT_FOUND';
+  END IF;
+  RETURN jsonb_build_object(
+    'emission', dashboard._emission_json(_e, (SELECT r FROM insurance.risk_items r WHERE r.id = _e.risk_item_id))
+                || jsonb_build_object('errorHistory', _e.error_history),
+    'riskItem', (SELECT jsonb_build_object('id', r.id, 'uid', r.uid, 'policyUid', r.policy_uid,
+                                           'packageId', r.package_id, 'status', r.status, 'variant', r.variant,
+                                           'integration', r.metadata -> 'integration')
+                   FROM insurance.risk_items r WHERE r.id = _e.risk_item_id),
+    'retryPending', EXISTS (SELECT FROM outbox.http_requests o
+                             WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
+                               AND (o.body ->> 'emissionId')::bigint = _e.id),
+    'channel', dashboard._channel_json((SELECT r.channel_id FROM insurance.risk_items r WHERE r.id = _e.risk_item_id)),
+    'webhooks', dashboard._emission_webhooks(ARRAY[_e.id]));
+END
+$$;
+COMMENT ON FUNCTION dashboard.emission_detail(bigint) IS
+  '{emission (with errorHistory, state), riskItem, retryPending, channel, webhooks} of emission _emission_id; raises PT404 '
+  'NOT_FOUND when the caller cannot see it. Dashboard role.';
+
+-- retry_emissions(ids, via): the back-office's and tRPC's retry (via 'backoffice' or 'trpc'):
+-- integrations.retry_from_backoffice, and one audit row 'emissions.retry' with the ids as
+-- targets and the per-id outcome as details. Returns what retry_from_backoffice returns; an
+-- unknown id raises PT404 and changes (and records) nothing.
+CREATE OR REPLACE FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) RETURNS jsonb
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _result jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF insurance.claim('role') IS DISTINCT FROM 'dashboard' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'a dashboard session is required', DETAIL = 'UNAUTHORIZED';
+  END IF;
+  _result := integrations.retry_from_backoffice(_ids);
+  PERFORM insurance.record_audit(dashboard._actor(), 'emissions.retry', to_jsonb(_ids), 'ok',
+                                 jsonb_build_object('via', _via, 'outcome', _result));
+  RETURN _result;
+END
+$$;
+COMMENT ON FUNCTION dashboard.retry_emissions(bigint[], text) IS
+  'Retries emissions _ids (FAILED and ABANDONED restart as FAILED, due now) and writes one audit row '
+  'emissions.retry via _via; returns [{id, status, queued}]; raises PT404 for an unknown id (nothing '
+  'changed). Dashboard session only.';
+REVOKE ALL ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.emission_detail(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION dashboard.retry_emissions(bigint[], text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.list_emissions(text[], text, text, timestamptz, timestamptz, bigint, integer) TO insurance_dashboard, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.emission_detail(bigint) TO insurance_dashboard, insurance_app;
+GRANT EXECUTE ON FUNCTION dashboard.retry_emissions(bigint[], text) TO insurance_dashboard, insurance_app;
+COMMIT;
