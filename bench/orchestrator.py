@@ -6,7 +6,8 @@
 Makes a throwaway database (sqitch deploy), starts `python -m app sandbox` as a real process,
 points the providers at it, then, for each concurrency, keeps that many
 `orchestrate_insurance_emission` calls in flight (each with a new Idempotency-Key, so each is
-a new policy or message) for --seconds and reports emits/s and latency percentiles.
+a new policy or message) for --seconds and reports emits/s, latency percentiles and the CPU
+this process spent per emit (the API's share of a provider call: adapter, httpx, transport).
 `make bench-orchestrator` runs it with the defaults.
 """
 from __future__ import annotations
@@ -94,14 +95,15 @@ async def run_level(orch: Orchestrator, provider: str, items: list, concurrency:
             if not result.ok:
                 failures[result.code] = failures.get(result.code, 0) + 1
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     await asyncio.gather(*(worker(n) for n in range(concurrency)))
-    elapsed = time.perf_counter() - began
+    elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
     latencies.sort()
     pct = lambda p: round(latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000, 2)  # noqa: E731
     return {"provider": provider, "concurrency": concurrency, "emits": len(latencies),
             "emits_per_s": round(len(latencies) / elapsed, 1), "p50_ms": pct(0.50), "p99_ms": pct(0.99),
-            "mean_ms": round(statistics.fmean(latencies) * 1000, 2), "failures": failures}
+            "mean_ms": round(statistics.fmean(latencies) * 1000, 2), "failures": failures,
+            "cpu_us_per_emit": round(cpu / max(len(latencies), 1) * 1e6)}
 
 
 async def bench(args, database_url: str, admin_url: str, sandbox: str) -> list[dict]:
@@ -119,7 +121,8 @@ async def bench(args, database_url: str, admin_url: str, sandbox: str) -> list[d
                 rows.append(await run_level(orch, provider, items, concurrency, args.seconds))
                 row = rows[-1]
                 print(f"{provider:14} c={concurrency:<3} {row['emits_per_s']:>8.1f} emits/s  "
-                      f"p50 {row['p50_ms']:>7.2f} ms  p99 {row['p99_ms']:>7.2f} ms  failures {row['failures']}",
+                      f"p50 {row['p50_ms']:>7.2f} ms  p99 {row['p99_ms']:>7.2f} ms  "
+                      f"{row['cpu_us_per_emit']:>5} us CPU per emit (this process)  failures {row['failures']}",
                       flush=True)
         return rows
     finally:
@@ -158,7 +161,8 @@ def main() -> int:
         print(f"orchestrator -> sandbox {url}, {args.seconds:g} s per level, {os.cpu_count()} cores", flush=True)
         rows = asyncio.run(bench(args, database_url, admin_url, url))
         from bench.lib import record
-        record("orchestrator", {}, **{f"{r['provider']} c={r['concurrency']} emits/s": r["emits_per_s"] for r in rows})
+        record("orchestrator", {}, **{f"{r['provider']} c={r['concurrency']} emits/s": r["emits_per_s"] for r in rows},
+               **{f"{r['provider']} c={r['concurrency']} CPU us per emit": r["cpu_us_per_emit"] for r in rows})
         if args.json:
             Path(args.json).parent.mkdir(parents=True, exist_ok=True)
             Path(args.json).write_bytes(orjson.dumps(rows, option=orjson.OPT_INDENT_2))
