@@ -124,7 +124,9 @@ def compare(a: str, b: str, benches: list[str], rounds: int, extra: list[str]) -
             subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
 
 
-def main() -> int:
+def parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace, list[str]]:
+    """The command line, and what follows `--`: arguments for every bench run (`-- --items 1000`),
+    split off first (argparse takes a `--` after an optional positional for an unknown argument)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("collect")
@@ -135,15 +137,20 @@ def main() -> int:
     k.add_argument("b", nargs="?", default=".")
     k.add_argument("--benches", default=",".join(BENCHES))
     k.add_argument("--rounds", type=int, default=2)
-    k.add_argument("extra", nargs="*", help="after --: arguments for every bench run (e.g. --items 1000)")
-    args = parser.parse_args()
+    extra: list[str] = []
+    if "--" in argv:
+        argv, extra = argv[:argv.index("--")], argv[argv.index("--") + 1:]
+    return parser, parser.parse_args(argv), extra
+
+
+def main() -> int:
+    parser, args, extra = parse(sys.argv[1:])
     if args.command == "collect":
         return collect(args.output, args.target)
     unknown = set(args.benches.split(",")) - set(BENCHES)
     if unknown:
         parser.error(f"unknown benches: {', '.join(sorted(unknown))}")
-    return compare(args.a, args.b, args.benches.split(","), args.rounds, args.extra)
-
+    return compare(args.a, args.b, args.benches.split(","), args.rounds, extra)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,14 @@
+"""`make bench-compare A=... ARGS="..."`: the arguments after `--` reach every bench run."""
+from bench.record import parse
+
+
+def test_arguments_after_the_separator_go_to_the_benches():
+    _, args, extra = parse(["compare", "main", ".", "--rounds", "2", "--benches", "emissions",
+                            "--", "--workers", "2", "--items", "1000"])
+    assert (args.a, args.b, args.rounds, args.benches) == ("main", ".", 2, "emissions")
+    assert extra == ["--workers", "2", "--items", "1000"]
+
+
+def test_without_the_separator_no_bench_arguments():
+    _, args, extra = parse(["compare", "main"])
+    assert (args.a, args.b, extra) == ("main", ".", [])
