@@ -18,6 +18,7 @@ from standardwebhooks.webhooks import Webhook
 
 from app.db import Database
 from app.outbox.deliverers import ApiBatch, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
+from app.outbox.http import tls_context
 from app.outbox.queue import OutboxQueue
 from app.tokens import service_tokens
 from app.webhooks import Deliverer as WebhookDeliverer
@@ -239,12 +240,14 @@ def partner_tls(tmp_path, monkeypatch) -> Iterator[tuple[Peer, list[str]]]:
                     "-days", "1", "-subj", "/CN=partner.test", "-addext", "subjectAltName=DNS:partner.test"],
                    check=True, capture_output=True)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    tls_context.cache_clear()  # the process's one context, made again with the test's trust
     names: list[str] = []
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     tls.load_cert_chain(cert, key)
     tls.sni_callback = lambda sock, name, ctx: names.append(name)
     with peer(tls) as p:
         yield p, names
+    tls_context.cache_clear()
 
 
 def test_a_public_webhook_goes_to_the_address_checked_with_the_hosts_name_and_certificate(partner_tls, monkeypatch):

@@ -8,6 +8,7 @@ app/webhooks.py (its endpoint rules) and sends no webhook.
 """
 from __future__ import annotations
 
+import functools
 import os
 import ssl
 from typing import TYPE_CHECKING
@@ -16,8 +17,10 @@ if TYPE_CHECKING:
     import aiohttp
 
 
+@functools.cache
 def tls_context() -> ssl.SSLContext:
-    """The trust the API's httpx gives: SSL_CERT_FILE or SSL_CERT_DIR when set, else certifi's bundle."""
+    """The trust the API's httpx gives: SSL_CERT_FILE or SSL_CERT_DIR when set, else certifi's
+    bundle. One for the process: each holds its own copy of the certificates (about 1 MB)."""
     if os.environ.get("SSL_CERT_FILE"):
         return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
     if os.environ.get("SSL_CERT_DIR"):
