@@ -34,13 +34,14 @@ import hmac
 import ipaddress
 import random
 import re
+import ssl
 import time
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
 import orjson
 
-from app.outbox.http import failure_name, session, tls_context
+from app.outbox.http import failure_name, session
 
 SECRET_PREFIX = "whsec_"
 EVENTS = ("emission.succeeded", "emission.failed", "emission.abandoned")
@@ -280,20 +281,21 @@ class EndpointClients:
     for all of them. One pool for every partner made a webhook cost more the more partners there
     were (httpx's pool closed an idle connection whenever it held more than it kept alive). No
     cookies kept, nothing followed (redirects) or trusted from the environment (proxies);
-    `timeout` bounds a connection's opening, the Deliverer's deadline the whole call."""
+    `timeout` bounds a connection's opening, the Deliverer's deadline the whole call. `tls`: the
+    process's verifying context (app/outbox/http.session), unless one is given."""
 
-    def __init__(self, per_endpoint: int, timeout: float) -> None:
+    def __init__(self, per_endpoint: int, timeout: float, tls: ssl.SSLContext | bool = True) -> None:
         self.per_endpoint = max(1, per_endpoint)
         self.timeout = timeout
-        self._tls = tls_context()
+        self._tls = tls
         self._clients: dict[str, Any] = {}
 
     def __call__(self, url: str) -> Any:
         """The aiohttp session of the endpoint `url` (made on its first delivery)."""
         client = self._clients.get(url)
         if client is None:
-            client = self._clients[url] = session(self.per_endpoint, self._tls, trust_env=False,
-                                                  connect_timeout=self.timeout, raw=True)
+            client = self._clients[url] = session(self.per_endpoint, tls=self._tls, connect_timeout=self.timeout,
+                                                  raw=True)
         return client
 
     async def release(self, url: str) -> None:

@@ -18,10 +18,10 @@ from standardwebhooks.webhooks import Webhook
 
 from app.db import Database
 from app.outbox.deliverers import ApiBatch, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
-from app.outbox.http import tls_context
 from app.outbox.queue import OutboxQueue
 from app.tokens import service_tokens
 from app.webhooks import Deliverer as WebhookDeliverer
+from app.webhooks import EndpointClients
 from app.webhooks import derive_secret
 from tests.conftest import free_port
 
@@ -229,25 +229,21 @@ def test_many_partners_each_keep_their_connections():
 
 
 @pytest.fixture
-def partner_tls(tmp_path, monkeypatch) -> Iterator[tuple[Peer, list[str]]]:
-    """A partner on loopback behind TLS: a certificate of its own for partner.test, trusted
-    through SSL_CERT_FILE (as a deployment's own CA would be); yields the peer and the server
-    names its clients asked for (SNI)."""
+def partner_tls(tmp_path) -> Iterator[tuple[Peer, list[str], Any]]:
+    """A partner on loopback behind TLS: a certificate of its own for partner.test; yields the
+    peer, the server names its clients asked for (SNI), and a client context that trusts it."""
     import ssl
     import subprocess
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
                     "-days", "1", "-subj", "/CN=partner.test", "-addext", "subjectAltName=DNS:partner.test"],
                    check=True, capture_output=True)
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    tls_context.cache_clear()  # the process's one context, made again with the test's trust
     names: list[str] = []
     tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     tls.load_cert_chain(cert, key)
     tls.sni_callback = lambda sock, name, ctx: names.append(name)
     with peer(tls) as p:
-        yield p, names
-    tls_context.cache_clear()
+        yield p, names, ssl.create_default_context(cafile=cert)
 
 
 def test_a_public_webhook_goes_to_the_address_checked_with_the_hosts_name_and_certificate(partner_tls, monkeypatch):
@@ -255,7 +251,7 @@ def test_a_public_webhook_goes_to_the_address_checked_with_the_hosts_name_and_ce
     lookup cannot point elsewhere), while TLS asks for the URL's host (SNI), checks the
     certificate against that name, and the Host header is the URL's."""
     import app.webhooks
-    partner, names = partner_tls
+    partner, names, trust = partner_tls
     port = partner.server.server_port
     checked: list[str] = []
 
@@ -266,7 +262,7 @@ def test_a_public_webhook_goes_to_the_address_checked_with_the_hosts_name_and_ce
     secret = derive_secret("k" * 40, b"salt")
 
     async def deliver():
-        async with webhook_client(4, 5.0) as client:
+        async with EndpointClients(4, 5.0, tls=trust) as client:
             webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=True))
             return await webhooks.deliver([
                 row(1, f"https://partner.test:{port}/hook", {"type": "emission.succeeded"},

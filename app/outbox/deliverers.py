@@ -24,7 +24,7 @@ from typing import Any, Callable, NamedTuple, Protocol
 import orjson
 import structlog
 
-from app.outbox.http import failure_name, session, tls_context
+from app.outbox.http import failure_name, session
 from app.outbox.queue import DATABASE_ERRORS
 from app.tokens import TokenService
 from app.webhooks import Deliverer as WebhookDeliverer, EndpointClients
@@ -213,9 +213,8 @@ class ApiBatch:
 
 def api_client(max_connections: int, config) -> Any:
     """The client of our own API and of plain calls (an aiohttp session, app/outbox/http.py).
-    The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most). No proxy
-    from the environment: aiohttp would look one up, and read ~/.netrc, in a thread at each call."""
-    return session(max_connections, tls_context(), trust_env=False, connect_timeout=config.http_connect_timeout,
+    The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most)."""
+    return session(max_connections, connect_timeout=config.http_connect_timeout,
                    read_timeout=max(config.http_read_timeout, config.http_total_timeout + 15))
 
 

@@ -8,8 +8,6 @@ app/webhooks.py (its endpoint rules) and sends no webhook.
 """
 from __future__ import annotations
 
-import functools
-import os
 import ssl
 from typing import TYPE_CHECKING
 
@@ -17,28 +15,22 @@ if TYPE_CHECKING:
     import aiohttp
 
 
-@functools.cache
-def tls_context() -> ssl.SSLContext:
-    """The trust the API's httpx gives: SSL_CERT_FILE or SSL_CERT_DIR when set, else certifi's
-    bundle. One for the process: each holds its own copy of the certificates (about 1 MB)."""
-    if os.environ.get("SSL_CERT_FILE"):
-        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
-    if os.environ.get("SSL_CERT_DIR"):
-        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
-    import certifi
-    return ssl.create_default_context(cafile=certifi.where())
-
-
-def session(max_connections: int, tls: ssl.SSLContext, *, trust_env: bool, connect_timeout: float | None = None,
+def session(max_connections: int, *, tls: ssl.SSLContext | bool = True, connect_timeout: float | None = None,
             read_timeout: float | None = None, raw: bool = False) -> aiohttp.ClientSession:
-    """A pool of at most `max_connections` connections, kept alive; no cookies kept. Nothing is
-    redirected unless a request says so (aiohttp follows by default: every call here passes
-    allow_redirects=False). `raw`: answers read as they come (no Accept-Encoding asked, none
-    decoded), as a partner's excerpt is kept. The deliverers' total deadlines bound each call."""
+    """A pool of at most `max_connections` connections, kept alive; no cookies kept, no proxy
+    from the environment (aiohttp would look one up, and read ~/.netrc, in a thread at each
+    call). Nothing is redirected unless a request says so (aiohttp follows by default: every
+    call here passes allow_redirects=False). `raw`: answers read as they come (no
+    Accept-Encoding asked, none decoded), as a partner's excerpt is kept. The deliverers' total
+    deadlines bound each call.
+
+    `tls` True is aiohttp's one verifying context of the process, made when it is imported: the
+    system's certificates, or SSL_CERT_FILE / SSL_CERT_DIR. A context of our own (certifi's, as
+    httpx's) would hold a second copy of them: about 1 MB of a worker's 48."""
     import aiohttp
     connector = aiohttp.TCPConnector(limit=max_connections, ssl=tls)
     return aiohttp.ClientSession(
-        connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=trust_env,
+        connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
         timeout=aiohttp.ClientTimeout(sock_connect=connect_timeout, sock_read=read_timeout),
         auto_decompress=not raw, skip_auto_headers=("Accept-Encoding",) if raw else ())
 
