@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Awaitable, Callable, NamedTuple, Protocol
 
 import orjson
 import structlog
@@ -127,6 +127,14 @@ class Http:
         return outcome
 
 
+async def each(one: Callable[[Row], Awaitable[Outcome]], rows: list[Row]) -> list[Outcome]:
+    """one(row) for each row, concurrently; a row alone (each webhook is) is awaited in the
+    caller's task, not in one more that gather would make for it."""
+    if len(rows) == 1:
+        return [await one(rows[0])]
+    return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
 def _failure(exc: BaseException) -> str:
     if isinstance(exc, DeadlineExceeded):
         return str(exc)
@@ -151,7 +159,7 @@ class PlainCall:
         self.http = http
 
     async def deliver(self, rows: list[Row]) -> list[Outcome]:
-        outcomes = list(await asyncio.gather(*(self._one(row) for row in rows)))
+        outcomes = await each(self._one, rows)
         _log_config_errors(outcomes)
         return outcomes
 
@@ -238,7 +246,7 @@ class Webhooks:
         return self.deliverer.waiting
 
     async def deliver(self, rows: list[Row]) -> list[Outcome]:
-        return list(await asyncio.gather(*(self._one(row) for row in rows)))
+        return await each(self._one, rows)
 
     async def _one(self, row: Row) -> Outcome:
         try:

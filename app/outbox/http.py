@@ -1,7 +1,7 @@
-"""The worker's HTTP: aiohttp alone. httpx (the API's client, app/orchestrator) costs a
-webhook about 450 µs more CPU than aiohttp's bare POST, and httpx and aiohttp together
-overran the worker's 48 MB (docs/performance.md "The worker on aiohttp alone").
-tests/test_worker_imports.py fails if the worker ever loads httpx.
+"""The worker's HTTP: aiohttp alone. httpx (the API's client, app/orchestrator) cost a
+webhook about 450 µs more of the worker's CPU than aiohttp's POST, and httpx and aiohttp
+together overran the worker's 48 MB (docs/performance.md "The worker on aiohttp alone").
+tests/test_worker.py::test_the_worker_process_never_loads_httpx fails if it ever loads httpx.
 
 aiohttp is imported by `session` alone, never when this module is: the API imports
 app/webhooks.py (its endpoint rules) and sends no webhook.
