@@ -34,12 +34,14 @@ import hmac
 import ipaddress
 import random
 import re
+import ssl
 import time
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
+
+from app.outbox.http import failure_name, session
 
 SECRET_PREFIX = "whsec_"
 EVENTS = ("emission.succeeded", "emission.failed", "emission.abandoned")
@@ -274,38 +276,38 @@ Secrets = Callable[[str], Awaitable[list[str]]]  # channel id -> its secrets, ne
 
 
 class EndpointClients:
-    """The webhooks' HTTP clients: one connection pool per endpoint (its URL) of at most
-    `per_endpoint` connections, all kept alive, and one TLS context for all of them. One pool
-    for every partner made a webhook cost more the more partners there were: httpcore scans
-    every connection of its pool at each request and at each answer read, and closes an idle
-    connection whenever the pool holds more connections than it keeps alive. Nothing is
-    followed (redirects) or trusted from the environment (proxies)."""
+    """The webhooks' HTTP clients (aiohttp sessions, app/outbox/http.py): one connection pool per
+    endpoint (its URL) of at most `per_endpoint` connections, all kept alive, and one TLS context
+    for all of them. One pool for every partner made a webhook cost more the more partners there
+    were (httpx's pool closed an idle connection whenever it held more than it kept alive). No
+    cookies kept, nothing followed (redirects) or trusted from the environment (proxies);
+    `timeout` bounds a connection's opening, the Deliverer's deadline the whole call. `tls`: the
+    process's verifying context (app/outbox/http.session), unless one is given."""
 
-    def __init__(self, per_endpoint: int, timeout: float) -> None:
+    def __init__(self, per_endpoint: int, timeout: float, tls: ssl.SSLContext | bool = True) -> None:
         self.per_endpoint = max(1, per_endpoint)
-        self.timeout = httpx.Timeout(timeout)
-        self._tls = httpx.create_ssl_context()
-        self._clients: dict[str, httpx.AsyncClient] = {}
+        self.timeout = timeout
+        self._tls = tls
+        self._clients: dict[str, Any] = {}
 
-    def __call__(self, url: str) -> httpx.AsyncClient:
-        """The client of the endpoint `url` (made on its first delivery)."""
+    def __call__(self, url: str) -> Any:
+        """The aiohttp session of the endpoint `url` (made on its first delivery)."""
         client = self._clients.get(url)
         if client is None:
-            limits = httpx.Limits(max_connections=self.per_endpoint, max_keepalive_connections=self.per_endpoint)
-            client = self._clients[url] = httpx.AsyncClient(verify=self._tls, follow_redirects=False, trust_env=False,
-                                                            timeout=self.timeout, limits=limits)
+            client = self._clients[url] = session(self.per_endpoint, tls=self._tls, connect_timeout=self.timeout,
+                                                  raw=True)
         return client
 
     async def release(self, url: str) -> None:
         """Closes the connections of an endpoint that no delivery uses."""
         client = self._clients.pop(url, None)
         if client is not None:
-            await client.aclose()
+            await client.close()
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
-            await client.aclose()
+            await client.close()
 
     async def __aenter__(self) -> "EndpointClients":
         return self
@@ -334,7 +336,7 @@ class Deliverer:
     """Sends webhook rows of the outbox; `deliver(row)` returns the row's outbox result.
     `clients(url)` is the endpoint's HTTP client (EndpointClients)."""
 
-    def __init__(self, clients: Callable[[str], httpx.AsyncClient], secrets_of: Secrets, *, public_only: bool,
+    def __init__(self, clients: Callable[[str], Any], secrets_of: Secrets, *, public_only: bool,
                  timeout: float = 10.0, retry_base: float = 10.0, retry_cap: float = 3600.0,
                  per_endpoint: int = 4, on_result: Callable[[str], None] | None = None,
                  max_wait: float = 20.0, max_waiting: int = 1024, resolver: Resolver | None = None) -> None:
@@ -401,11 +403,12 @@ class Deliverer:
 
     async def _send(self, row: dict[str, Any], headers: dict[str, Any], channel: str,
                     scheme: str, host: str, port: int) -> dict[str, Any]:
+        import aiohttp  # the worker's (EndpointClients): loaded by then
         msg_id = str(headers.get(WEBHOOK_ID) or f"msg_outbox_{row['id']}")
         body = orjson.dumps(row.get("body")).decode()
         try:
             async with asyncio.timeout(self.timeout):  # the whole call: resolve, connect, send, read
-                url, extensions, host_header = row["url"], {}, None
+                url, server_hostname, host_header = row["url"], None, None
                 if self.public_only:
                     # Checked again now (DNS may have changed since the save), and the connection
                     # goes to the address checked, so a second lookup cannot point elsewhere.
@@ -414,7 +417,7 @@ class Deliverer:
                     literal = f"[{address}]" if ":" in address else address
                     url = parts._replace(netloc=f"{literal}:{port}").geturl()
                     host_header = parts.netloc.rsplit("@", 1)[-1]
-                    extensions["sni_hostname"] = host
+                    server_hostname = host  # TLS: the name's SNI, its certificate checked against the name
                 secrets_ = await self.secrets_of(channel)
                 if not secrets_:
                     return self._failed(row, None, "WEBHOOK_NO_SECRET: the channel has no webhook secret", "refused")
@@ -425,31 +428,28 @@ class Deliverer:
                              "webhook-signature": sign(secrets_, msg_id, timestamp, body)})
                 if host_header:
                     send["Host"] = host_header
-                client = self.clients(row["url"])
-                request = client.build_request("POST", url, headers=send, content=body.encode(), extensions=extensions)
-                response = await client.send(request, stream=True, follow_redirects=False)
-                try:
-                    read = bytearray()
-                    async for chunk in response.aiter_raw():
-                        read += chunk[:MAX_ANSWER_BYTES - len(read)]
-                        if len(read) >= MAX_ANSWER_BYTES:
-                            break  # the rest is never read
-                finally:
-                    await response.aclose()
+                async with self.clients(row["url"]).post(url, data=body.encode(), headers=send, allow_redirects=False,
+                                                         server_hostname=server_hostname) as response:
+                    read = b""
+                    while len(read) < MAX_ANSWER_BYTES:  # the rest is never read (the connection is closed)
+                        chunk = await response.content.read(MAX_ANSWER_BYTES - len(read))
+                        if not chunk:
+                            break
+                        read += chunk
         except EndpointError as exc:
             return self._failed(row, None, f"{exc.code}: {exc}", "refused")
         except TimeoutError:
             return self._failed(row, None, f"WEBHOOK_TIMEOUT: no answer within {self.timeout:g} s", "timeout")
-        except httpx.HTTPError as exc:
-            return self._failed(row, None, f"WEBHOOK_UNREACHABLE: {type(exc).__name__}", "unreachable")
-        status = response.status_code
+        except aiohttp.ClientError as exc:
+            return self._failed(row, None, f"WEBHOOK_UNREACHABLE: {failure_name(exc)}", "unreachable")
+        status = response.status
         if 200 <= status < 300:
             self.on_result("delivered")
             return {"id": row["id"], "status": status, "error": None}
         if 300 <= status < 400:
             return self._failed(row, status, f"WEBHOOK_REDIRECT: redirects are not followed "
                                              f"({excerpt(response.headers.get('location', '').encode())})", "failed")
-        return self._failed(row, status, f"WEBHOOK_HTTP_{status}: {excerpt(bytes(read))}", "failed")
+        return self._failed(row, status, f"WEBHOOK_HTTP_{status}: {excerpt(read)}", "failed")
 
 
 class SecretCache:

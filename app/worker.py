@@ -29,7 +29,6 @@ import time
 from typing import Any
 
 import asyncpg
-import httpx
 import structlog
 
 from app.config import Config
@@ -136,7 +135,7 @@ class Worker:
                 await self.queue.close()
         log.info("worker_stopped", delivered=self.delivered)
 
-    def _deliverers(self, client: httpx.AsyncClient, webhook_client: EndpointClients) -> Deliverers:
+    def _deliverers(self, client: Any, webhook_client: EndpointClients) -> Deliverers:
         def count(result: str) -> None:
             self.results[result] += 1
             if self._deliveries is not None:

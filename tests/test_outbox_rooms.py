@@ -21,15 +21,16 @@ from app.outbox.deliverers import ApiBatch, Deliverers, Http, PlainCall, Webhook
 from app.outbox.queue import OutboxQueue
 from app.tokens import service_tokens
 from app.webhooks import Deliverer as WebhookDeliverer
+from app.webhooks import EndpointClients
 from app.webhooks import derive_secret
 from tests.conftest import free_port
 
 
 class Peer:
     """A real HTTP server: records (path, headers, body, client port) and answers by path;
-    `answers` maps a path to (status, JSON body), 200 {} otherwise."""
+    `answers` maps a path to (status, JSON body), 200 {} otherwise; https with `tls`."""
 
-    def __init__(self, answers: dict[str, tuple[int, Any]] | None = None) -> None:
+    def __init__(self, answers: dict[str, tuple[int, Any]] | None = None, tls: Any = None) -> None:
         self.received: list[tuple[str, Any, Any, int]] = []
         self.answers = answers or {}
         peer = self
@@ -57,6 +58,8 @@ class Peer:
             request_queue_size = 128  # connections opened at once wait to be accepted, never refused
 
         self.server = Server(("127.0.0.1", 0), Handler)
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.url = f"http://127.0.0.1:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -66,8 +69,8 @@ class Peer:
 
 
 @contextlib.contextmanager
-def peer(**answers: tuple[int, Any]) -> Iterator[Peer]:
-    p = Peer({k.replace("__", "/").replace("_", "-"): v for k, v in answers.items()})
+def peer(tls: Any = None, **answers: tuple[int, Any]) -> Iterator[Peer]:
+    p = Peer({k.replace("__", "/").replace("_", "-"): v for k, v in answers.items()}, tls)
     try:
         yield p
     finally:
@@ -223,6 +226,73 @@ def test_many_partners_each_keep_their_connections():
     ports = [client_port for *_, client_port in partner.received]
     assert len(set(ports[:32])) > 8, "the first wave ran several deliveries at each endpoint at once"
     assert set(ports[32:]) <= set(ports[:32]), "the second wave reuses the first wave's connections"
+
+
+@pytest.fixture
+def partner_tls(tmp_path) -> Iterator[tuple[Peer, list[str], Any]]:
+    """A partner on loopback behind TLS: a certificate of its own for partner.test; yields the
+    peer, the server names its clients asked for (SNI), and a client context that trusts it."""
+    import ssl
+    import subprocess
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=partner.test", "-addext", "subjectAltName=DNS:partner.test"],
+                   check=True, capture_output=True)
+    names: list[str] = []
+    tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    tls.load_cert_chain(cert, key)
+    tls.sni_callback = lambda sock, name, ctx: names.append(name)
+    with peer(tls) as p:
+        yield p, names, ssl.create_default_context(cafile=cert)
+
+
+def test_a_public_webhook_goes_to_the_address_checked_with_the_hosts_name_and_certificate(partner_tls, monkeypatch):
+    """Outside development the connection goes to the address check_address judged (a second
+    lookup cannot point elsewhere), while TLS asks for the URL's host (SNI), checks the
+    certificate against that name, and the Host header is the URL's."""
+    import app.webhooks
+    partner, names, trust = partner_tls
+    port = partner.server.server_port
+    checked: list[str] = []
+
+    async def check_address(host: str, resolver=None) -> list[str]:
+        checked.append(host)
+        return ["127.0.0.1"]  # what the partner's name resolves to, for this test
+    monkeypatch.setattr(app.webhooks, "check_address", check_address)
+    secret = derive_secret("k" * 40, b"salt")
+
+    async def deliver():
+        async with EndpointClients(4, 5.0, tls=trust) as client:
+            webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=True))
+            return await webhooks.deliver([
+                row(1, f"https://partner.test:{port}/hook", {"type": "emission.succeeded"},
+                    **{"X-Outbox-Webhook": "c", "webhook-id": "msg_1"}),
+                row(2, f"https://other.test:{port}/hook", {"type": "emission.succeeded"},
+                    **{"X-Outbox-Webhook": "c", "webhook-id": "msg_2"})])
+
+    outcomes = {o["id"]: o for o in run(deliver())}
+    assert outcomes[1] == {"id": 1, "status": 200, "error": None}
+    [(path, headers, body, _)] = partner.received
+    assert path == "/hook" and headers["Host"] == f"partner.test:{port}"
+    assert Webhook(secret).verify(orjson.dumps(body), {k.lower(): v for k, v in headers.items()}) == body
+    assert sorted(checked) == ["other.test", "partner.test"] and sorted(set(names)) == ["other.test", "partner.test"]
+    assert outcomes[2]["status"] is None and outcomes[2]["error"] == "WEBHOOK_UNREACHABLE: ConnectError", \
+        "a certificate that does not name the URL's host is refused"
+
+
+def test_at_most_64_kib_of_a_webhook_answer_is_read_and_the_error_keeps_an_excerpt():
+    secret = derive_secret("k" * 40, b"salt")
+    big = "é" + "x" * (1024 * 1024)
+
+    async def deliver(url: str):
+        async with webhook_client(4, 5.0) as client:
+            webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=False))
+            return await webhooks.deliver([row(1, url, **{"X-Outbox-Webhook": "c"})])
+
+    with peer(__hook=(500, {"message": big})) as partner:
+        [outcome] = run(deliver(partner.url + "/hook"))
+    assert outcome["status"] == 500 and outcome["retry"] is True
+    assert outcome["error"] == "WEBHOOK_HTTP_500: " + ('{"message":"' + big)[:200]
 
 
 def test_a_webhook_whose_secrets_cannot_be_read_is_deferred_without_an_attempt():

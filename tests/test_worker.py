@@ -213,3 +213,52 @@ def test_a_finished_delivery_does_not_send_the_worker_back_to_an_empty_queue(adm
         admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = ANY(%s)", (ids,))
     assert worker.delivered == len(ids) and sum(claims) == len(ids)
     assert len(claims) <= 3, f"{len(claims)} claims for {len(ids)} rows delivered at once: {claims}"
+
+
+def test_the_worker_process_never_loads_httpx(admin, tmp_path):
+    """The worker sends with aiohttp alone (app/outbox/http.py): httpx and httpcore are 9 MB of
+    a process whose goal is 48 MB, and cost a webhook about 450 µs of CPU more than aiohttp's
+    POST. A real `python -m app worker` delivers an API batch, a plain call and a webhook row,
+    stops on SIGTERM and says every module it loaded."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import child_environ
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    admin.execute("UPDATE outbox.http_requests SET delivered_at = now(), lease_until = NULL WHERE delivered_at IS NULL")
+    admin.execute("INSERT INTO outbox.batch_routes VALUES ('/test/one', '/test/batch-here') ON CONFLICT DO NOTHING")
+    ids = [admin.execute("SELECT outbox.http_post(%s, '{}'::jsonb) AS id", (url,)).fetchone()["id"]
+           for url in ("/test/one", "/test/one", f"{base}/chat")]
+    ids.append(admin.execute(
+        "INSERT INTO outbox.http_requests (url, method, body, headers) VALUES (%s, 'POST', '{}', %s::jsonb) "
+        "RETURNING id", (f"{base}/hook", json.dumps({"X-Outbox-Webhook": "00000000-0000-0000-0000-000000000000"}))
+    ).fetchone()["id"])
+    report = ("import atexit, json, sys, runpy\n"
+              "atexit.register(lambda: print('MODULES', json.dumps(sorted({m.split('.')[0] for m, v in "
+              "sys.modules.items() if v is not None})), file=sys.stderr, flush=True))\n"
+              "runpy.run_module('app', run_name='__main__')\n")
+    proc = subprocess.Popen([sys.executable, "-c", report, "worker", "--poll-interval", "0.2"], cwd=ROOT,
+                            env=child_environ(PUBLIC_BASE_URL=base, LOG_LEVEL="warning"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        from tests.conftest import wait_for
+        wait_for(lambda: admin.execute("SELECT count(*) AS n FROM outbox.http_requests WHERE id = ANY(%s) "
+                                       "AND attempts > 0", (ids,)).fetchone()["n"] == len(ids),
+                 what="every row tried")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        server.shutdown()
+        admin.execute("DELETE FROM outbox.batch_routes WHERE url = '/test/one'")
+        admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = ANY(%s)", (ids,))
+    assert proc.returncode == 0, stderr
+    [line] = [line for line in stderr.splitlines() if line.startswith("MODULES ")]
+    loaded = set(json.loads(line.split(" ", 1)[1]))
+    assert not loaded & {"httpx", "httpcore", "anyio", "rich"}, sorted(loaded & {"httpx", "httpcore", "anyio", "rich"})
+    assert "aiohttp" in loaded, "the worker sent its rows"

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable, Protocol
+from typing import Any, Awaitable, Callable, NamedTuple, Protocol
 
-import httpx
 import orjson
 import structlog
 
+from app.outbox.http import failure_name, session
 from app.outbox.queue import DATABASE_ERRORS
 from app.tokens import TokenService
 from app.webhooks import Deliverer as WebhookDeliverer, EndpointClients
@@ -65,11 +65,21 @@ class DeadlineExceeded(Exception):
     """A delivery's total deadline passed: no answer (the row is retried with backoff)."""
 
 
-class Http:
-    """What the API batch and the plain call share: one pooled client, each delivery's total
-    deadline, the service-role bearer (only this process holds it) and the result counter."""
+class Answer(NamedTuple):
+    status: int
+    body: bytes
 
-    def __init__(self, client: httpx.AsyncClient, api_base_url: str, tokens: TokenService,
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+class Http:
+    """What the API batch and the plain call share: one pooled client (api_client), each
+    delivery's total deadline, the service-role bearer (only this process holds it) and the
+    result counter."""
+
+    def __init__(self, client: Any, api_base_url: str, tokens: TokenService,
                  lease_seconds: float, total_timeout: float,
                  count: Callable[[str], None] = lambda result: None) -> None:
         self.client = client
@@ -88,14 +98,18 @@ class Http:
         return token
 
     async def send(self, method: str, url: str, headers: dict[str, str], content: bytes,
-                   own_api: bool) -> httpx.Response:
+                   own_api: bool) -> Answer:
         """One outbound request, answer read whole, within its total deadline (delivery_deadline).
-        Raises DeadlineExceeded, or httpx's errors."""
+        Raises DeadlineExceeded, or aiohttp's errors (its connect and read timeouts among them)."""
         seconds = delivery_deadline(self.lease_seconds, self.total_timeout, own_api)
         try:
-            async with asyncio.timeout(seconds):
-                return await self.client.request(method, url, headers=headers, content=content)
+            async with asyncio.timeout(seconds) as deadline:
+                async with self.client.request(method, url, headers=headers, data=content,
+                                               allow_redirects=False) as resp:
+                    return Answer(resp.status, await resp.read())
         except TimeoutError:
+            if not deadline.expired():
+                raise  # aiohttp's own: a connect or read timeout, named by _failure
             raise DeadlineExceeded(f"no complete answer within {seconds:g} s (total deadline, "
                                    f"shorter than the {self.lease_seconds:g} s lease)") from None
 
@@ -113,11 +127,20 @@ class Http:
         return outcome
 
 
+async def each(one: Callable[[Row], Awaitable[Outcome]], rows: list[Row]) -> list[Outcome]:
+    """one(row) for each row, concurrently; a row alone (each webhook is) is awaited in the
+    caller's task, not in one more that gather would make for it."""
+    if len(rows) == 1:
+        return [await one(rows[0])]
+    return list(await asyncio.gather(*(one(row) for row in rows)))
+
+
 def _failure(exc: BaseException) -> str:
     if isinstance(exc, DeadlineExceeded):
         return str(exc)
-    if isinstance(exc, httpx.HTTPError):
-        return f"{type(exc).__name__}: {exc}"[:500]
+    name = failure_name(exc)
+    if name is not None:
+        return f"{name}: {exc}"[:500]
     return type(exc).__name__  # a bad row must not stop the worker
 
 
@@ -136,7 +159,7 @@ class PlainCall:
         self.http = http
 
     async def deliver(self, rows: list[Row]) -> list[Outcome]:
-        outcomes = list(await asyncio.gather(*(self._one(row) for row in rows)))
+        outcomes = await each(self._one, rows)
         _log_config_errors(outcomes)
         return outcomes
 
@@ -153,7 +176,7 @@ class PlainCall:
         error: str | None = None
         try:
             resp = await self.http.send(row["method"], url, headers, orjson.dumps(row.get("body")), own_api)
-            status = resp.status_code
+            status = resp.status
             if status >= 300:
                 error = resp.text[:500]
         except asyncio.CancelledError:
@@ -178,12 +201,12 @@ class ApiBatch:
         try:
             resp = await self.http.send("POST", self.http.api_base_url + batch_url, headers,
                                         orjson.dumps(body), own_api=True)
-            if resp.status_code == 200:
-                for result in orjson.loads(resp.content)["data"]["results"]:
+            if resp.status == 200:
+                for result in orjson.loads(resp.body)["data"]["results"]:
                     error = orjson.dumps(result["error"]).decode() if result.get("error") else None
                     answered[result["id"]] = (result.get("status"), error)
             else:
-                answered = {r["id"]: (resp.status_code, resp.text[:500]) for r in rows}
+                answered = {r["id"]: (resp.status, resp.text[:500]) for r in rows}
         except asyncio.CancelledError:
             raise
         except (ValueError, KeyError, TypeError) as exc:
@@ -196,21 +219,17 @@ class ApiBatch:
         return outcomes
 
 
-def api_client(max_connections: int, config) -> httpx.AsyncClient:
-    """The client of our own API and of plain calls. The API answers a dispatch once its
-    provider calls end (HTTP_TOTAL_TIMEOUT at most)."""
-    limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-    timeout = httpx.Timeout(max(config.http_read_timeout, config.http_total_timeout + 15),
-                            connect=config.http_connect_timeout)
-    return httpx.AsyncClient(limits=limits, timeout=timeout)
+def api_client(max_connections: int, config) -> Any:
+    """The client of our own API and of plain calls (an aiohttp session, app/outbox/http.py).
+    The API answers a dispatch once its provider calls end (HTTP_TOTAL_TIMEOUT at most)."""
+    return session(max_connections, connect_timeout=config.http_connect_timeout,
+                   read_timeout=max(config.http_read_timeout, config.http_total_timeout + 15))
 
 
 def webhook_client(per_endpoint: int, timeout: float) -> EndpointClients:
     """The webhooks' clients, of their own: partners' endpoints never share the API's connection
     pool, nor each other's (app/webhooks.EndpointClients: a pool per endpoint, its connections
-    kept alive). httpx's own pools: aiohttp's (app/orchestrator/transport.py) costs a webhook
-    about 230 µs less CPU but the worker 8 MB more memory than its 48 (docs/performance.md
-    "Webhooks")."""
+    kept alive)."""
     return EndpointClients(per_endpoint, timeout)
 
 
@@ -227,7 +246,7 @@ class Webhooks:
         return self.deliverer.waiting
 
     async def deliver(self, rows: list[Row]) -> list[Outcome]:
-        return list(await asyncio.gather(*(self._one(row) for row in rows)))
+        return await each(self._one, rows)
 
     async def _one(self, row: Row) -> Outcome:
         try:
