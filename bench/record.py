@@ -124,7 +124,7 @@ def compare(a: str, b: str, benches: list[str], rounds: int, extra: list[str]) -
             subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=ROOT, check=False)
 
 
-def parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace, list[str]]:
+def command_line(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace, list[str]]:
     """The command line, and what follows `--`: arguments for every bench run (`-- --items 1000`),
     split off first (argparse takes a `--` after an optional positional for an unknown argument)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -144,7 +144,7 @@ def parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace,
 
 
 def main() -> int:
-    parser, args, extra = parse(sys.argv[1:])
+    parser, args, extra = command_line(sys.argv[1:])
     if args.command == "collect":
         return collect(args.output, args.target)
     unknown = set(args.benches.split(",")) - set(BENCHES)
