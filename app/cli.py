@@ -6,6 +6,7 @@ the sandbox); app/commands/ holds those that belong to no single one.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import os
 import re
@@ -15,7 +16,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from app.config import Config, ConfigError
+from app.config import Config, ConfigError, Setting, declared
 
 
 class Parser(argparse.ArgumentParser):
@@ -28,6 +29,34 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # one line, exit 2
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def setting_flags(parser: argparse.ArgumentParser, flags: dict[str, str]) -> None:
+    """A flag per setting ({"--batch": "worker_batch"}) that overrides its variable: read as the
+    variable is (the same checks), its help the setting's own doc, variable and default, so a
+    setting is described once (app/config.py) for the environment, the documents and the flags."""
+    settings = declared()
+    for flag, field in flags.items():
+        item = settings[field]
+        default = item.shown or f"`{item.default}`"
+        parser.add_argument(flag, dest=field, default=None, type=_setting_type(item), metavar=item.name,
+                            help=f"{item.doc} (default {default})".replace("%", "%%"))
+
+
+def _setting_type(item: Setting):
+    def read(raw: str) -> Any:
+        try:
+            return item.kind(item.name, raw)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc).replace(f"{item.name}=", "")) from None
+    read.__name__ = item.name
+    return read
+
+
+def with_flags(config: Config, args: argparse.Namespace, flags: dict[str, str]) -> Config:
+    """`config` with the settings the command line gave (setting_flags) in place of the environment's."""
+    given = {field: getattr(args, field) for field in flags.values() if getattr(args, field, None) is not None}
+    return dataclasses.replace(config, **given)
 
 
 def config_or_exit(require_mode: bool = False) -> Config:

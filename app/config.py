@@ -3,7 +3,7 @@
 Each setting is declared once, as a field of `Config` made by `setting()`: its variable, its
 default as the environment writes it, how it is read and one line of doc. `from_env` reads the
 fields, and `python -m app settings` writes docs/configuration.md's table and .env.example
-from them (tests/test_settings.py keeps both current). Nothing is read at import
+from them (tests/unit/test_settings.py keeps both current). Nothing is read at import
 time; `Config.from_env()` is called by `create_app` and the command line. In production (`APP_ENV=production`) a missing or short secret stops start-up,
 and the message names every one. In development the secrets the environment does not set come
 from one git-ignored file (`DEV_ENV_FILE`, default `.env.development`, mode 0600), written by
@@ -420,10 +420,25 @@ class Config:
                                           "seconds between polls without a notification", number, group=WORKER)
     worker_lease_seconds: int = setting("WORKER_LEASE_SECONDS", "60", "lease of a claimed outbox row, in seconds",
                                         integer(1), group=WORKER)
+    worker_batch: int = setting("WORKER_BATCH", "100",
+                                "outbox rows claimed per round trip (never more than the free slots)", integer(1),
+                                group=WORKER)
+    worker_grace_seconds: float = setting(
+        "WORKER_GRACE_SECONDS", "20",
+        "seconds a stopping worker (SIGTERM, SIGINT) lets its deliveries finish; the rest go back to the queue",
+        seconds, group=WORKER)
+    worker_db_pool_min: int = setting("WORKER_DB_POOL_MIN", "1", "the worker's asyncpg pool size, at least",
+                                      integer(1), group=WORKER)
+    worker_db_pool_max: int = setting(
+        "WORKER_DB_POOL_MAX", "3",
+        "the worker's asyncpg pool size, at most: a claim, a record and a webhook secret's read at once; its "
+        "LISTEN has a connection of its own", integer(1), group=WORKER)
     worker_metrics_port: int = setting(
         "WORKER_METRICS_PORT", "0",
-        "the worker's own `/metrics` port (also `worker --metrics-port`), on 127.0.0.1 unless `--metrics-host`; "
-        "`0`: none", integer(0), group=WORKER)
+        "the worker's own `/metrics` port (also `worker --metrics-port`), on `WORKER_METRICS_HOST`; `0`: none",
+        integer(0), group=WORKER)
+    worker_metrics_host: str = setting("WORKER_METRICS_HOST", "127.0.0.1", "address of the worker's `/metrics`",
+                                       group=WORKER)
     outbox_max_attempts: int = setting(
         "OUTBOX_MAX_ATTEMPTS", "20",
         "failed deliveries after which an outbox row is dead (kept, never delivered until `outbox retry`)",
@@ -529,6 +544,11 @@ class Config:
         return cls(**values, trusted_proxies=trusted_proxies,
                    openapi_server=url("PUBLIC_BASE_URL", env.get("PUBLIC_BASE_URL", "")) or "/",
                    secrets=found, generated_secrets=tuple(generated))
+
+
+def declared() -> dict[str, Setting]:
+    """Config's settings by field name."""
+    return {f.name: f.metadata["setting"] for f in dataclasses.fields(Config) if "setting" in f.metadata}
 
 
 def settings() -> list[Setting]:

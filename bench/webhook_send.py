@@ -68,14 +68,14 @@ async def bare_httpx(url: str, n: int) -> tuple[float, float]:
 
 async def deliverer(url: str, n: int, secret: str) -> tuple[float, float]:
     from app.outbox.deliverers import Webhooks, webhook_client
-    from app.webhooks import Deliverer
+    from app.outbox.webhooks import WebhookSender
 
     async def secrets_of(channel: str) -> list[str]:
         return [secret]
 
     channel = str(uuid.uuid4())
     async with webhook_client(64, 10.0) as client:  # one endpoint: 64 connections
-        webhooks = Webhooks(Deliverer(client, secrets_of, public_only=False))
+        webhooks = Webhooks(WebhookSender(client, secrets_of, public_only=False))
 
         async def one(i: int) -> None:
             [outcome] = await webhooks.deliver([{"id": i, "url": url, "attempts": 1, "body": BODY,

@@ -4,7 +4,7 @@ the shape outbox.record_deliveries takes ({id, status, error, retry?, retryIn?, 
     ApiBatch    rows that name a batch url (X-Outbox-Batch): one request of the outbox batch
                 protocol to our own API, each row still its own outcome
     PlainCall   any other row, alone: a path of our own API (with the service bearer) or a URL
-    Webhooks    partner webhooks, signed (app/webhooks.py holds the protocol)
+    Webhooks    partner webhooks, signed (app/outbox/webhooks.py sends them by app/webhooks.py's rules)
 
 `Deliverers.route(rows)` says which deliverer takes which rows. The batch protocol:
 
@@ -27,7 +27,7 @@ import structlog
 from app.outbox.http import failure_name, session
 from app.outbox.queue import DATABASE_ERRORS
 from app.tokens import TokenService
-from app.webhooks import Deliverer as WebhookDeliverer, EndpointClients
+from app.outbox.webhooks import EndpointClients, WebhookSender
 
 log = structlog.get_logger("app.worker")
 
@@ -228,16 +228,16 @@ def api_client(max_connections: int, config) -> Any:
 
 def webhook_client(per_endpoint: int, timeout: float) -> EndpointClients:
     """The webhooks' clients, of their own: partners' endpoints never share the API's connection
-    pool, nor each other's (app/webhooks.EndpointClients: a pool per endpoint, its connections
+    pool, nor each other's (app/outbox/webhooks.py EndpointClients: a pool per endpoint, its connections
     kept alive)."""
     return EndpointClients(per_endpoint, timeout)
 
 
 class Webhooks:
-    """Partner webhooks, each row on its own (app/webhooks.Deliverer: its endpoint's turn, the
+    """Partner webhooks, each row on its own (app/outbox/webhooks.py WebhookSender: its endpoint's turn, the
     signature, the POST)."""
 
-    def __init__(self, deliverer: WebhookDeliverer) -> None:
+    def __init__(self, deliverer: WebhookSender) -> None:
         self.deliverer = deliverer
 
     @property
@@ -276,7 +276,7 @@ class Deliverers:
         batches: dict[str, list[Row]] = {}
         for row in rows:
             batch_url = (row.get("headers") or {}).get(BATCH_HEADER)
-            if WebhookDeliverer.is_webhook(row):
+            if WebhookSender.is_webhook(row):
                 routes.append((self.webhooks, [row]))
             elif batch_url and row["url"].startswith("/"):
                 batches.setdefault(batch_url, []).append(row)

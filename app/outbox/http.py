@@ -1,18 +1,16 @@
 """The worker's HTTP: aiohttp alone. httpx (the API's client, app/orchestrator) cost a
 webhook about 450 µs more of the worker's CPU than aiohttp's POST, and httpx and aiohttp
 together overran the worker's 48 MB (docs/performance.md "The worker on aiohttp alone").
-tests/test_worker.py::test_the_worker_process_never_loads_httpx fails if it ever loads httpx.
+tests/outbox/test_worker.py::test_the_worker_process_never_loads_httpx fails if it ever loads httpx.
 
-aiohttp is imported by `session` alone, never when this module is: the API imports
-app/webhooks.py (its endpoint rules) and sends no webhook.
+Only the worker's wing imports this module: the API, which sends no webhook, never loads it
+(app/webhooks.py, the endpoint rules it uses, imports no HTTP client).
 """
 from __future__ import annotations
 
 import ssl
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import aiohttp
+import aiohttp
 
 
 def session(max_connections: int, *, tls: ssl.SSLContext | bool = True, connect_timeout: float | None = None,
@@ -27,7 +25,6 @@ def session(max_connections: int, *, tls: ssl.SSLContext | bool = True, connect_
     `tls` True is aiohttp's one verifying context of the process, made when it is imported: the
     system's certificates, or SSL_CERT_FILE / SSL_CERT_DIR. A context of our own (certifi's, as
     httpx's) would hold a second copy of them: about 1 MB of a worker's 48."""
-    import aiohttp
     connector = aiohttp.TCPConnector(limit=max_connections, ssl=tls)
     return aiohttp.ClientSession(
         connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
@@ -38,7 +35,6 @@ def session(max_connections: int, *, tls: ssl.SSLContext | bool = True, connect_
 def failure_name(exc: BaseException) -> str | None:
     """What went wrong on the wire, in the names the outbox's errors and partners' delivery logs
     have always used (httpx's); None for an exception that is not aiohttp's."""
-    import aiohttp
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return "ConnectTimeout"
     if isinstance(exc, aiohttp.ServerTimeoutError):

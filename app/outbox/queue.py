@@ -5,7 +5,9 @@ JobManager is for its worker). The loop and the deliverers never name a SQL func
     add(outcomes)    keep delivered rows' outcomes for the next record()
     record()         outbox.record_deliveries of everything kept, in one call
     release(ids)     outbox.release: give back rows that could not finish (shutdown)
-    signing_salts()  webhooks.signing_salts: a channel's current salts (app/webhooks.py derives)
+
+SigningSalts, beside it, is the webhook deliverer's one SQL call (webhooks.signing_salts: a
+channel's current salts, from which app/webhooks.py derives its secrets).
 """
 from __future__ import annotations
 
@@ -36,13 +38,11 @@ class Claim:
 
 
 class OutboxQueue:
-    def __init__(self, db: Database, name: str, lease_seconds: int, max_attempts: int,
-                 secret_overlap: int) -> None:
+    def __init__(self, db: Database, name: str, lease_seconds: int, max_attempts: int) -> None:
         self.db = db
         self.name = name
         self.lease_seconds = lease_seconds
         self.max_attempts = max_attempts
-        self.secret_overlap = secret_overlap
         self._outcomes: list[dict[str, Any]] = []
         self.recorded = 0
 
@@ -95,8 +95,15 @@ class OutboxQueue:
         except DATABASE_ERRORS:
             pass
 
-    async def signing_salts(self, channel: str) -> dict[str, Any]:
-        """{"salts": [hex, ...]} of a channel's webhook secrets, newest first (the previous one
-        only within WEBHOOK_SECRET_OVERLAP). Raises DATABASE_ERRORS."""
-        return orjson.loads(await self.db.call(SERVICE, None, "webhooks.signing_salts", channel,
-                                               self.secret_overlap))
+
+class SigningSalts:
+    """A channel's webhook salts, read for the webhook deliverer (app/outbox/webhooks.py
+    SecretCache); the previous one only within WEBHOOK_SECRET_OVERLAP (`overlap` seconds)."""
+
+    def __init__(self, db: Database, overlap: int) -> None:
+        self.db = db
+        self.overlap = overlap
+
+    async def __call__(self, channel: str) -> dict[str, Any]:
+        """{"salts": [hex, ...]} of a channel's webhook secrets, newest first. Raises DATABASE_ERRORS."""
+        return orjson.loads(await self.db.call(SERVICE, None, "webhooks.signing_salts", channel, self.overlap))

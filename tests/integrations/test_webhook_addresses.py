@@ -18,7 +18,8 @@ import dns.message
 import dns.rdatatype
 import dns.rrset
 
-from app.webhooks import Deliverer, EndpointClients, Resolver, derive_secret
+from app.outbox.webhooks import EndpointClients, WebhookSender
+from app.webhooks import Resolver, derive_secret
 
 SECRET = derive_secret("k" * 40, b"salt")
 
@@ -86,7 +87,7 @@ async def test_every_form_of_a_private_address_is_refused_at_send_by_url_and_by_
     table = {f"form{i}.partner.test": [address] for i, address in enumerate(FORMS + PLAIN)}
     with dns_server(table) as server:
         async with EndpointClients(4, 10.0) as client:
-            deliverer = Deliverer(client, _secrets, public_only=True,
+            deliverer = WebhookSender(client, _secrets, public_only=True,
                                   resolver=Resolver([f"127.0.0.1:{server.port}"], timeout=5))
             literal = [await deliverer.deliver(row(i, f"https://[{a}]/hook" if ":" in a else f"https://{a}/hook"))
                        for i, a in enumerate(FORMS + PLAIN)]
@@ -107,7 +108,7 @@ async def test_a_partner_whose_dns_never_answers_delays_no_other_partners_delive
     deadline = 6.0
     with dns_server({"fast.partner.test": ["10.9.8.7"]}, hang=hanging) as server:
         async with EndpointClients(4, 10.0) as client:
-            deliverer = Deliverer(client, _secrets, public_only=True, timeout=30,
+            deliverer = WebhookSender(client, _secrets, public_only=True, timeout=30,
                                   resolver=Resolver([f"127.0.0.1:{server.port}"], timeout=deadline))
             slow = [asyncio.create_task(deliverer.deliver(row(n, f"https://{name}/hook")))
                     for n, name in enumerate(sorted(hanging))]

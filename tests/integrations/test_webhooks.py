@@ -23,8 +23,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from tests.conftest import ROOT, TEST_SECRETS, free_port, unique
-from tests.integrations.conftest import Stack, start_stack, wait_for
-
+from tests.fixtures.pipeline import Stack, start_stack, wait_for
 SETTINGS = dict(INTEGRATION_MAX_ATTEMPTS="3", INTEGRATION_RETRY_BASE_SECONDS="1", INTEGRATION_RETRY_CAP_SECONDS="2",
                 WEBHOOK_RETRY_BASE_SECONDS="1", WEBHOOK_RETRY_CAP_SECONDS="2", WEBHOOK_TIMEOUT="2",
                 OUTBOX_MAX_ATTEMPTS="3", WORKER_LEASE_SECONDS="10")
@@ -382,11 +381,12 @@ def test_a_private_or_metadata_url_is_refused_outside_development(wstack, admin,
 async def test_a_worker_outside_development_refuses_a_private_address_at_delivery():
     """The address is checked again when the row is sent (DNS may have changed since the save):
     nothing reaches a private endpoint, and the row is retried, not delivered."""
-    from app.webhooks import Deliverer, EndpointClients, derive_secret
+    from app.outbox.webhooks import EndpointClients, WebhookSender
+    from app.webhooks import derive_secret
     with receiver() as private:
         async with EndpointClients(4, 10.0) as client:
             secret = derive_secret("k" * 40, b"salt")
-            deliverer = Deliverer(client, lambda channel: _async([secret]), public_only=True)
+            deliverer = WebhookSender(client, lambda channel: _async([secret]), public_only=True)
             row = {"id": 1, "url": f"https://127.0.0.1:{private.port}/hook", "attempts": 1, "body": {"type": "x"},
                    "headers": {"X-Outbox-Webhook": str(uuid.uuid4()), "webhook-id": "msg_1"}}
             result = await deliverer.deliver(row)

@@ -1,5 +1,5 @@
 """The worker's rooms one at a time (app/outbox/): each deliverer alone against a real HTTP
-server that records what it receives, and the queue against PostgreSQL. tests/test_worker.py
+server that records what it receives, and the queue against PostgreSQL. tests/outbox/test_worker.py
 and tests/integrations/ run them together as the worker does."""
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ from app.db import Database
 from app.outbox.deliverers import ApiBatch, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
 from app.outbox.queue import OutboxQueue
 from app.tokens import service_tokens
-from app.webhooks import Deliverer as WebhookDeliverer
-from app.webhooks import EndpointClients
+from app.outbox.webhooks import EndpointClients, WebhookSender
 from app.webhooks import derive_secret
 from tests.conftest import free_port
 
@@ -175,7 +174,7 @@ def test_a_webhook_is_signed_with_the_channels_secret_and_its_connection_is_kept
 
     async def deliver(url: str):
         async with webhook_client(8, 5.0) as client:
-            webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=False,
+            webhooks = Webhooks(WebhookSender(client, lambda c: _secret(secret), public_only=False,
                                                  on_result=results.append))
             first = await webhooks.deliver([row(1, url, {"type": "emission.succeeded"},
                                                 **{"X-Outbox-Webhook": channel, "webhook-id": "msg_1"})])
@@ -211,7 +210,7 @@ def test_many_partners_each_keep_their_connections():
 
     async def waves(url: str) -> list[list[dict]]:
         async with webhook_client(4, 5.0) as client:
-            webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=False, per_endpoint=4))
+            webhooks = Webhooks(WebhookSender(client, lambda c: _secret(secret), public_only=False, per_endpoint=4))
             done = []
             for wave in range(2):
                 rows = [row(100 * wave + 10 * e + i, f"{url}/hook-{e}", {"type": "emission.succeeded"},
@@ -263,7 +262,7 @@ def test_a_public_webhook_goes_to_the_address_checked_with_the_hosts_name_and_ce
 
     async def deliver():
         async with EndpointClients(4, 5.0, tls=trust) as client:
-            webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=True))
+            webhooks = Webhooks(WebhookSender(client, lambda c: _secret(secret), public_only=True))
             return await webhooks.deliver([
                 row(1, f"https://partner.test:{port}/hook", {"type": "emission.succeeded"},
                     **{"X-Outbox-Webhook": "c", "webhook-id": "msg_1"}),
@@ -286,7 +285,7 @@ def test_at_most_64_kib_of_a_webhook_answer_is_read_and_the_error_keeps_an_excer
 
     async def deliver(url: str):
         async with webhook_client(4, 5.0) as client:
-            webhooks = Webhooks(WebhookDeliverer(client, lambda c: _secret(secret), public_only=False))
+            webhooks = Webhooks(WebhookSender(client, lambda c: _secret(secret), public_only=False))
             return await webhooks.deliver([row(1, url, **{"X-Outbox-Webhook": "c"})])
 
     with peer(__hook=(500, {"message": big})) as partner:
@@ -303,7 +302,7 @@ def test_a_webhook_whose_secrets_cannot_be_read_is_deferred_without_an_attempt()
 
     async def deliver():
         async with webhook_client(8, 5.0) as client:
-            webhooks = Webhooks(WebhookDeliverer(client, no_database, public_only=False))
+            webhooks = Webhooks(WebhookSender(client, no_database, public_only=False))
             return await webhooks.deliver([row(7, "http://127.0.0.1:9/hook", **{"X-Outbox-Webhook": "c"})])
 
     assert run(deliver()) == [{"id": 7, "status": None, "error": None, "defer": 2}]
@@ -321,7 +320,7 @@ def quiet_outbox(admin):
 
 def _queue(config, name: str) -> OutboxQueue:
     return OutboxQueue(Database(config.database_url, 1, 1, config.db_statement_cache_size), name,
-                       lease_seconds=30, max_attempts=3, secret_overlap=60)
+                       lease_seconds=30, max_attempts=3)
 
 
 def _post(admin, n: int) -> list[int]:

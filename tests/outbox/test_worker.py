@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from app.worker import Worker
+from app.outbox.build import build_worker
 from tests.conftest import ROOT
 
 
@@ -49,16 +49,16 @@ def test_rows_travel_together_as_they_say(admin, config):
                          ).fetchone()["id"]
            for url, body in (("/test/one", {"n": 1}), ("/test/one", {"n": 2}), ("/test/alone", {"n": 3}))]
     try:
-        worker = Worker(dataclasses.replace(config, public_base_url=base), poll_interval=0.1)
-
         async def run() -> None:
-            task = asyncio.create_task(worker.run())
-            for _ in range(100):
-                await asyncio.sleep(0.05)
-                if worker.delivered >= 3:
-                    break
-            worker.stop()
-            await task
+            async with build_worker(dataclasses.replace(config, public_base_url=base,
+                                                        worker_poll_interval=0.1)) as worker:
+                task = asyncio.create_task(worker.run())
+                for _ in range(100):
+                    await asyncio.sleep(0.05)
+                    if worker.delivered >= 3:
+                        break
+                worker.stop()
+                await task
 
         asyncio.run(run())
     finally:
@@ -81,7 +81,7 @@ def test_rows_travel_together_as_they_say(admin, config):
 
 
 def test_the_worker_knows_no_path_of_the_api():
-    source = "".join(p.read_text() for p in [Path(ROOT, "app", "worker.py"), *Path(ROOT, "app", "outbox").glob("*.py")])
+    source = "".join(p.read_text() for p in [*Path(ROOT, "app", "outbox").glob("*.py")])
     assert "/api/integrations" not in source, "rows say where they go and how they may be batched"
 
 
@@ -136,15 +136,15 @@ def test_a_slow_peer_is_cut_off_before_the_lease_ends_and_never_delivered_twice(
     row = admin.execute("SELECT outbox.http_post(%s, '{\"text\": \"hello\"}'::jsonb) AS id",
                         (f"http://127.0.0.1:{peer.port}/chat/webhook",)).fetchone()["id"]
     lease = 4
-    slow = dataclasses.replace(config, http_read_timeout=1.0, http_connect_timeout=1.0, http_total_timeout=2.0)
+    slow = dataclasses.replace(config, http_read_timeout=1.0, http_connect_timeout=1.0, http_total_timeout=2.0,
+                               worker_poll_interval=0.1, worker_lease_seconds=lease)
     try:
-        worker = Worker(slow, poll_interval=0.1, lease_seconds=lease)
-
         async def run() -> None:
-            task = asyncio.create_task(worker.run())
-            await asyncio.sleep(lease * 2)
-            worker.stop()
-            await task
+            async with build_worker(slow) as worker:
+                task = asyncio.create_task(worker.run())
+                await asyncio.sleep(lease * 2)
+                worker.stop()
+                await task
 
         asyncio.run(run())
     finally:
@@ -187,31 +187,31 @@ def test_a_finished_delivery_does_not_send_the_worker_back_to_an_empty_queue(adm
     admin.execute("UPDATE outbox.http_requests SET delivered_at = now(), lease_until = NULL WHERE delivered_at IS NULL")
     ids = [admin.execute("SELECT outbox.http_post(%s, '{}'::jsonb) AS id",
                          (f"http://127.0.0.1:{server.server_port}/hook/{n}",)).fetchone()["id"] for n in range(40)]
-    claims = []
+    claims, delivered = [], []
     try:
-        worker = Worker(config, poll_interval=5.0)
-        claim = worker.queue.claim
-
-        async def counted(size: int):
-            got = await claim(size)
-            claims.append(len(got.rows))
-            return got
-        worker.queue.claim = counted
-
         async def run() -> None:
-            task = asyncio.create_task(worker.run())
-            for _ in range(200):
-                await asyncio.sleep(0.05)
-                if worker.delivered >= len(ids):
-                    break
-            worker.stop()
-            await task
+            async with build_worker(dataclasses.replace(config, worker_poll_interval=5.0)) as worker:
+                claim = worker.queue.claim
+
+                async def counted(size: int):
+                    got = await claim(size)
+                    claims.append(len(got.rows))
+                    return got
+                worker.queue.claim = counted
+                task = asyncio.create_task(worker.run())
+                for _ in range(200):
+                    await asyncio.sleep(0.05)
+                    if worker.delivered >= len(ids):
+                        break
+                worker.stop()
+                await task
+                delivered.append(worker.delivered)
 
         asyncio.run(run())
     finally:
         server.shutdown()
         admin.execute("UPDATE outbox.http_requests SET delivered_at = now() WHERE id = ANY(%s)", (ids,))
-    assert worker.delivered == len(ids) and sum(claims) == len(ids)
+    assert delivered == [len(ids)] and sum(claims) == len(ids)
     assert len(claims) <= 3, f"{len(claims)} claims for {len(ids)} rows delivered at once: {claims}"
 
 
