@@ -104,11 +104,10 @@ def call_admin(conn, function: str, *args: Any, audit: dict[str, str | None] | N
     return None if row is None else orjson.loads(row)
 
 
-def _busy():
-    # Imported when needed: the worker uses this module and not the HTTP stack (falcon) that
-    # app.errors brings (docs/benchmarks.md "Memory").
-    from app.errors import database_busy
-    return database_busy()
+class DatabaseBusy(Exception):
+    """A pooled connection did not come free within DB_ACQUIRE_TIMEOUT. Retryable: the HTTP
+    surfaces answer 503 DATABASE_BUSY with Retry-After (app/errors.py), as for a statement or a
+    lock wait that took too long. Raised here, translated at the edge: this module knows no HTTP."""
 
 
 class DatabaseUnavailable(ConnectionError):
@@ -243,7 +242,7 @@ class Database:
                 async with asyncio.timeout(self.acquire_timeout):
                     await gate.acquire()
             except TimeoutError:
-                raise _busy() from None
+                raise DatabaseBusy("no pooled connection came free in time") from None
         else:
             await gate.acquire()
         try:

@@ -26,7 +26,7 @@ import falcon
 import orjson
 import structlog
 
-from app.db import unavailable
+from app.db import ANON, DatabaseBusy, unavailable
 
 log = structlog.get_logger("app.errors")
 
@@ -225,7 +225,6 @@ class CheckRules:
     async def ensure(self) -> None:
         if self.rules is not None or self.db is None:
             return
-        from app.db import ANON
         try:
             found = orjson.loads(await self.db.call(ANON, None, "insurance.check_rules"))
         except Exception as exc:  # the answer falls back to a sentence without the rule's own
@@ -324,6 +323,8 @@ def database_error_handler(rules: CheckRules):
 
 async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exception,
                             params: dict) -> None:
+    if isinstance(exc, DatabaseBusy):  # the pool's wait (app/db.py): a 503, as a statement's timeout
+        raise database_busy() from None
     if unavailable(exc):  # a connection lost outside app/db.py's calls: retryable, never a 500
         # cause: what asyncpg raised (app/db.py wraps it in DatabaseUnavailable), by its type.
         log.warning("database_unavailable", request_id=getattr(req.context, "request_id", None),

@@ -14,7 +14,7 @@ import structlog
 from pydantic import ValidationError
 
 from app import errors, validation
-from app.db import Identity, unavailable
+from app.db import DatabaseBusy, Identity, unavailable
 from app.dashboard import auth
 from app.dashboard.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
                                is_superjson, result_item, stream_head)
@@ -58,6 +58,8 @@ def _unexpected(exc: BaseException, req: falcon.Request, path: str | None) -> Tr
     api_error = errors.from_database(exc) if isinstance(exc, asyncpg.PostgresError) else None
     if isinstance(exc, errors.ApiError):  # e.g. DATABASE_BUSY from the pool
         api_error = exc
+    elif isinstance(exc, DatabaseBusy):  # the pool's wait (app/db.py)
+        api_error = errors.database_busy()
     elif unavailable(exc):  # a failover in progress (app/db.py DatabaseUnavailable)
         api_error = errors.database_unavailable()
     if api_error is not None:

@@ -16,9 +16,9 @@ def add_routes(app, services) -> None:
     app.add_route(f"{PREFIX}/auth/otp/request", auth.OtpRequest(services))
     app.add_route(f"{PREFIX}/auth/otp/verify", auth.OtpVerify(services))
     app.add_route(f"{PREFIX}/me/risk-items", resources.MyRiskItems(services))
-    app.add_route(f"{PREFIX}/risk-items/{{riskItemId}}", resources.RiskItem(services))
+    app.add_route(f"{PREFIX}/risk-items/{{riskItemId}}", resources.HolderRiskItem(services))
     app.add_route(f"{PREFIX}/risk-items/{{riskItemId}}/beneficiaries", resources.Beneficiaries(services))
     app.add_route(f"{PREFIX}/risk-items/{{riskItemId}}/beneficiaries/{{beneficiaryId}}",
-                  resources.Beneficiary(services))
+                  resources.HolderBeneficiary(services))
     app.add_route(f"{PREFIX}/risk-items/{{riskItemId}}/variants", resources.Variants(services))
     app.add_route(emission.PATH, emission.PostSalesEmission(services))

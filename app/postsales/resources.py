@@ -41,7 +41,7 @@ class MyRiskItems(HolderResource):
 
 
 @falcon.before(bearer)
-class RiskItem(HolderResource):
+class HolderRiskItem(HolderResource):
     async def on_get(self, req: falcon.Request, resp: falcon.Response, riskItemId: str) -> None:
         send_raw(resp, await self.read(req, "postsales.risk_item", *path_item(riskItemId, "riskItemId")))
 
@@ -63,7 +63,7 @@ class Beneficiaries(HolderResource):
 
 
 @falcon.before(bearer)
-class Beneficiary(HolderResource):
+class HolderBeneficiary(HolderResource):
     async def on_patch(self, req: falcon.Request, resp: falcon.Response, riskItemId: str,
                        beneficiaryId: str) -> None:
         ids = *path_item(riskItemId, "riskItemId"), path_id(beneficiaryId, "beneficiaryId")
