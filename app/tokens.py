@@ -71,7 +71,7 @@ def bearer_token(authorization: str | None) -> str:
     return token
 
 
-# The claims SQL reads (`insurance.claim(name)` in sql/deploy; tests/test_tokens.py keeps the
+# The claims SQL reads (`insurance.claim(name)` in sql/deploy; tests/unit/test_tokens.py keeps the
 # list whole): only these reach the database. Every policy and entry point parses the claims
 # text again (jsonb) for each claim it reads, 5 us for a gateway token's whole claims against
 # under 2 for these (docs/performance.md).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make ha-up` / `make ha-down`: a pg_auto_failover formation on this machine, for development
-# and for the failover drill (tests/test_failover.py): a monitor and two PostgreSQL 15 nodes
+# and for the failover drill (tests/system/test_failover.py): a monitor and two PostgreSQL 15 nodes
 # with pg_cron and pgTAP, the schema deployed by sqitch on the primary.
 #
 #   scripts/ha.sh up       create what is missing, start what is stopped, print the URLs

@@ -1,7 +1,7 @@
 """Reading sqitch.plan and sql/deploy as PostgreSQL reads them: which file creates which object.
 
 Shared by scripts/sql_reference.py (the file of every object in docs/sql-reference.md) and the
-tests that keep the layout (tests/test_sql_catalog.py, tests/test_sql_layout.py).
+tests that keep the layout (tests/meta/test_sql_catalog.py, tests/meta/test_sql_layout.py).
 """
 from __future__ import annotations
 

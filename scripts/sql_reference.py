@@ -11,7 +11,7 @@ tables that an extension brought (pgTAP, pgcrypto, dblink) are left out.
                                               an already deployed database (an operator's URL)
     ... --check                               write nothing; exit 1 when the file differs
 
-tests/test_sql_reference.py fails when the committed file is not what this writes.
+tests/meta/test_sql_reference.py fails when the committed file is not what this writes.
 """
 from __future__ import annotations
 

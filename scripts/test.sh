@@ -70,22 +70,22 @@ if [ $# -eq 0 ]; then
   .venv/bin/pytest -m "not restarts_postgres and not upgrade and not failover"
   # Databases of their own: the newest release deployed from git, filled, HEAD deployed over it;
   # once with data, once under live traffic (prints the longest pause). Skipped before a release.
-  say "upgrade: the newest release to HEAD (tests/test_upgrade.py)"
-  .venv/bin/pytest -m upgrade -p no:cacheprovider tests/test_upgrade.py
+  say "upgrade: the newest release to HEAD (tests/system/test_upgrade.py)"
+  .venv/bin/pytest -m upgrade -p no:cacheprovider tests/system/test_upgrade.py
 else
   set +e
   .venv/bin/pytest -m "not restarts_postgres and not failover" "$@"
   rc=$?
   set -e
-  # 5: no test left (only tests/test_failover.py named): the drill below runs it.
+  # 5: no test left (only tests/system/test_failover.py named): the drill below runs it.
   [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
 fi
 
 # The failover drill on a pg_auto_failover formation of its own (free ports, a folder of /tmp,
-# removed at the end): the whole suite, or when tests/test_failover.py is named.
+# removed at the end): the whole suite, or when tests/system/test_failover.py is named.
 if [ $# -eq 0 ] || [[ " $* " == *test_failover* ]]; then
-  say "failover drill: a pg_auto_failover formation of its own (tests/test_failover.py)"
-  .venv/bin/pytest -m failover -p no:cacheprovider tests/test_failover.py
+  say "failover drill: a pg_auto_failover formation of its own (tests/system/test_failover.py)"
+  .venv/bin/pytest -m failover -p no:cacheprovider tests/system/test_failover.py
 fi
 
 # The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once

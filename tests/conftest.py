@@ -29,6 +29,9 @@ from app.config import SECRET_NAMES, Config
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Fixtures that tests of several surfaces use (tests/fixtures/): registered here, for every tier.
+pytest_plugins = ("tests.fixtures.channels", "tests.fixtures.pipeline")
+
 # Fixed secrets, so that tests can sign tokens of every surface themselves.
 TEST_SECRETS = {name: f"test-{name.lower()}-0123456789abcdef0123456789abcdef" for name in SECRET_NAMES}
 
@@ -156,7 +159,7 @@ def wait_http(url: str, timeout: float = 20.0, process: subprocess.Popen | None 
 def running(args: list[str], env: dict[str, str], ready_url: str | None = None,
             cwd: Path = ROOT) -> Iterator[subprocess.Popen]:
     """A real child process (`python -m app ...`), stopped with SIGTERM at the end; `cwd` is the
-    code it runs (another release's files, tests/test_upgrade.py)."""
+    code it runs (another release's files, tests/system/test_upgrade.py)."""
     proc = subprocess.Popen([sys.executable, "-m", "app", *args], env=env, cwd=cwd,
                             stdout=subprocess.DEVNULL if not os.environ.get("TEST_VERBOSE") else None,
                             stderr=None)

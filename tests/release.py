@@ -3,7 +3,7 @@
 A release is a sqitch tag in `sqitch.plan` (`@v0.9.0 ...`) and a git tag of the same name on the
 commit that added it. A clone may come without git tags (CI clones a branch), so a tag resolves
 to its git tag when there is one, else to the first commit whose plan holds the tag's line.
-Used by tests/test_release.py (tagged scripts are frozen) and tests/test_upgrade.py.
+Used by tests/meta/test_release.py (tagged scripts are frozen) and tests/system/test_upgrade.py.
 """
 from __future__ import annotations
 

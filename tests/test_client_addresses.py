@@ -14,8 +14,8 @@ import pytest
 
 from app.addresses import ClientAddresses, limit_key, parse_trusted
 from app.config import Config, ConfigError
+from app.postsales import PREFIX
 from tests.conftest import ROOT, child_environ, free_port, running, unique
-from tests.postsales.conftest import PREFIX
 
 PROXIES = ClientAddresses(parse_trusted("127.0.0.1, 10.0.0.0/8"))
 

@@ -124,7 +124,7 @@ def test_a_replicas_lag_is_the_age_of_the_newest_primary_position_it_has_replaye
 
 # A deploy that replaces a function the app calls (a `sqitch rework` restating it with DROP and
 # CREATE, or two changes, each its own transaction) makes it missing, or gone under a call that
-# had already looked it up: the answer is a retryable 503, never a 500 (tests/test_upgrade.py
+# had already looked it up: the answer is a retryable 503, never a 500 (tests/system/test_upgrade.py
 # runs a whole upgrade under traffic).
 
 @pytest.fixture

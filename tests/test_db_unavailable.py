@@ -1,6 +1,6 @@
 """A connection the server ends while it idles in the pool: 503 DATABASE_UNAVAILABLE, never 500.
 
-What the failover drill (tests/test_failover.py) hit about once in four runs: a primary's
+What the failover drill (tests/system/test_failover.py) hit about once in four runs: a primary's
 postmaster dies, and each backend idle in the app's pool notices it and sends the client a FATAL
 ("terminating connection due to unexpected postmaster exit", as pg_terminate_backend sends
 "... administrator command") before it exits. asyncpg takes that unasked message on an idle

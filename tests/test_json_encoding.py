@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import orjson
 
-from tests.gateway.conftest import api, authorize, bearer, make_channel, sell  # noqa: F401 (fixtures)
+from tests.fixtures.channels import api, bearer
 
 PS = "/api/postsales/v1"
 

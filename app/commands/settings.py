@@ -1,6 +1,6 @@
 """`python -m app settings`: docs/configuration.md and .env.example, written from the one
 declaration of every setting (app/config.py); `--check` writes nothing and exits 1 when a
-committed copy differs (tests/test_settings.py)."""
+committed copy differs (tests/unit/test_settings.py)."""
 from __future__ import annotations
 
 import sys

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from tests.conftest import child_environ
-from tests.integrations.conftest import Stack, emission, insert_items, start_stack, wait_for  # noqa: F401 (fixture)
+from tests.fixtures.pipeline import Stack, emission, start_stack, wait_for
 from tests.dashboard.conftest import PASSWORD
 
 MISSING_ID = 999_999_999_999

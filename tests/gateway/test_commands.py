@@ -4,7 +4,7 @@ from __future__ import annotations
 import orjson
 
 from tests.conftest import unique
-from tests.gateway.conftest import api
+from tests.fixtures.channels import api
 from tests.test_cli import cli
 
 

@@ -10,8 +10,7 @@ import pytest
 from app.app import create_app
 from app.config import Config
 from tests.conftest import child_environ, free_port, running
-from tests.gateway.conftest import api, bearer
-
+from tests.fixtures.channels import api, bearer
 LIMIT = 3
 
 

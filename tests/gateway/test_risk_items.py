@@ -4,9 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import unique
-from tests.gateway.conftest import api, bearer
-
-
+from tests.fixtures.channels import api, bearer
 @pytest.fixture
 async def channel_token(make_channel, authorize):
     """(channel, {"v1": token, "v2": token}) of a fresh channel."""

@@ -12,7 +12,7 @@ import time
 import orjson
 
 from tests.conftest import ROOT, child_environ, unique
-from tests.gateway.conftest import api, bearer
+from tests.fixtures.channels import api, bearer
 from tests.gateway.test_rate_limit import wait_for_a_fresh_minute_if_needed
 from tests.test_cli import cli
 

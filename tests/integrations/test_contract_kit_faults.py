@@ -18,9 +18,9 @@ import orjson
 import pytest
 
 from app.orchestrator.registry import ADAPTERS
-from tests.integrations.conftest import Stack, start_stack, wait_for
+from tests.fixtures.pipeline import Stack, start_stack, wait_for
 from tests.integrations.test_faults import FAULTS, SETTINGS, SETTLE_SECONDS
-from tests.orchestrator.conftest import sample
+from tests.fixtures.risk_items import sample
 
 # The code each fault is documented to end in (docs/architecture.md, "Providers that misbehave").
 CODES = {

@@ -19,8 +19,7 @@ import orjson
 import pytest
 
 from tests.conftest import ROOT, free_port, running
-from tests.integrations.conftest import Stack, start_stack, wait_for
-
+from tests.fixtures.pipeline import Stack, start_stack, wait_for
 SETTINGS = dict(INTEGRATION_MAX_ATTEMPTS="3", INTEGRATION_RETRY_BASE_SECONDS="1", INTEGRATION_RETRY_CAP_SECONDS="2",
                 HTTP_TOTAL_TIMEOUT="2", WORKER_LEASE_SECONDS="10", OUTBOX_MAX_ATTEMPTS="3")
 SETTLE_SECONDS = 15.0  # deadline 2 s + cap 2 s + poll, with room for a loaded machine

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from tests.conftest import free_port, wait_http
-from tests.integrations.conftest import final, wait_for
+from tests.fixtures.pipeline import final, wait_for
 from tests.test_metrics import value
 
 

@@ -11,7 +11,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from tests.integrations.conftest import Stack, start_stack, wait_for
+from tests.fixtures.pipeline import Stack, start_stack, wait_for
 from tests.integrations.test_contract_kit_faults import insert
 from tests.integrations.test_faults import SETTINGS
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 
 from tests.conftest import free_port
-from tests.integrations.conftest import wait_for
+from tests.fixtures.pipeline import wait_for
 from tests.integrations.test_webhooks import (delivery_rows, insert_items, make_partner, received,  # noqa: F401
                                               sandbox_hook, wstack)
 

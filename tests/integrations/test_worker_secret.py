@@ -8,7 +8,7 @@ import re
 import httpx
 
 from tests.conftest import free_port, running
-from tests.integrations.conftest import start_stack, wait_for
+from tests.fixtures.pipeline import start_stack, wait_for
 from tests.integrations.test_faults import SETTINGS
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import contextlib
 import time
 
-from tests.integrations.conftest import final, wait_for
-
-
+from tests.fixtures.pipeline import final, wait_for
 @contextlib.contextmanager
 def worker_with(stack, **settings: str):
     env = stack.env

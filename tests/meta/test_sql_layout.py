@@ -20,7 +20,7 @@ import re
 import pytest
 
 from scripts.sql_files import CREATED, NAME, masked, plan_changes
-from tests.test_sql_catalog import SQL, Resolver, created_functions, listing
+from tests.meta.test_sql_catalog import SQL, Resolver, created_functions, listing
 
 TABLE_RE, POLICY_RE, INDEX_RE = CREATED["table"], CREATED["policy"], CREATED["index"]
 TRIGGER_RE = re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+({NAME})\s+.*?\bON\s+({NAME}\.{NAME})"

@@ -15,7 +15,6 @@ import orjson
 import pytest
 
 from app.db import Database
-from app.orchestrator.model import StandardRiskItem
 from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
 from tests.conftest import ROOT, child_environ
@@ -52,30 +51,6 @@ def pointed(admin, sandbox):
     """Every described insurer pointed at the session's sandbox (another suite's stack may have
     pointed them elsewhere)."""
     point_providers_at(admin, sandbox)
-
-
-def sample(variant: str) -> StandardRiskItem:
-    """A StandardRiskItem with every field a variant's mapper may read: the holder, an heir
-    with a share, a spouse without, and the insured subject of each variant."""
-    holder = f"holder-{uuid.uuid4().hex[:8]}@example.com"
-    return StandardRiskItem.from_json({
-        "id": 1, "uid": str(uuid.uuid4()), "package_id": 1, "package_uid": "kit-package",
-        "policy_uid": f"kit-{uuid.uuid4().hex[:8]}", "variant": variant,
-        "insured_subject": {"name": "Ada Lovelace", "email": holder, "phone": "+44 20 7946 0000",
-                            "document": "X1234567", "destination": "Lisbon", "departureDate": "2027-03-01",
-                            "returnDate": "2027-03-09", "birthDate": "1990-12-10",
-                            "address": "12 St James's Square, London", "postalCode": "SW1Y 4JH",
-                            "buildingValue": 350000},
-        "beneficiaries": [
-            {"name": "Ada Lovelace", "email": holder, "document": "X1234567", "relationship": "self",
-             "isHolder": True, "share": 60},
-            {"name": "Byron King", "email": "heir@example.com", "relationship": "child", "share": 40},
-            {"name": "William King", "relationship": "spouse", "share": 0}],
-        "authorized_claimants": [holder],
-        "policy": {"variantName": variant.title(), "coverages": [{"code": "BASIC", "limit": 1000}],
-                   "premium": 19.9, "currency": "EUR"},
-    })
-
 
 
 @pytest.fixture(scope="session")

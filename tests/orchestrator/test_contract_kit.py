@@ -22,7 +22,7 @@ from app.orchestrator import contract
 from app.orchestrator.model import VARIANTS
 from app.orchestrator.registry import ADAPTERS
 from app.sandbox.descriptions import descriptions
-from tests.orchestrator.conftest import sample
+from tests.fixtures.risk_items import sample
 
 DESCRIBED = {d.slug: d for d in descriptions()}
 SLUGS = sorted(ADAPTERS)

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from app.orchestrator import contract
-from tests.orchestrator.conftest import sample
+from tests.fixtures.risk_items import sample
 
 pytestmark = pytest.mark.usefixtures("pointed")
 IDP = "PROVIDER_C_IDP"

@@ -8,7 +8,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.integrations.conftest import final, insert_items, stack  # noqa: F401 (fixtures)
+from tests.fixtures.pipeline import final
 from tests.postsales.conftest import ALLOWED_ORIGIN
 
 PATH = "/api/integrations/post-sales"

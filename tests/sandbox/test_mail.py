@@ -9,9 +9,7 @@ from email.message import EmailMessage
 import httpx
 
 from tests.conftest import child_environ, free_port, running
-from tests.integrations.conftest import wait_for
-
-
+from tests.fixtures.pipeline import wait_for
 def test_the_otp_mail_reaches_the_sandbox_and_its_code_logs_the_holder_in(make_risk_item):
     sandbox_port, smtp_port, api_port = free_port(), free_port(), free_port()
     sandbox, api = f"http://127.0.0.1:{sandbox_port}", f"http://127.0.0.1:{api_port}"

@@ -40,8 +40,7 @@ from psycopg.rows import dict_row
 
 from app.db import CHANNEL as CHANNEL_ROLE
 from tests.conftest import ROOT, child_environ, free_port, running, unique, wait_http
-from tests.integrations.conftest import Stack, wait_for
-
+from tests.fixtures.pipeline import Stack, wait_for
 pytestmark = [
     pytest.mark.failover,
     pytest.mark.skipif(os.geteuid() != 0, reason="pg_autoctl runs as postgres: the drill needs root (runuser)"),

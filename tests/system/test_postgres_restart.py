@@ -14,8 +14,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from tests.integrations.conftest import wait_for
-
+from tests.fixtures.pipeline import wait_for
 pytestmark = pytest.mark.restarts_postgres
 
 CLUSTER = os.environ.get("PG_CLUSTER", "15 main").split()

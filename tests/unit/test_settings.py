@@ -68,7 +68,7 @@ def test_production_refuses_secrets_that_repeat():
 
 def test_smtp_url_follows_the_sandbox_mail_catcher():
     """Issue 30: under make run a changed SANDBOX_SMTP_PORT was not followed by SMTP_URL, so the
-    holder's codes went to another port (tests/test_walkthrough.py runs make run without SMTP_URL)."""
+    holder's codes went to another port (tests/system/test_walkthrough.py runs make run without SMTP_URL)."""
     assert Config.from_env({"APP_ENV": "test", "SANDBOX_SMTP_PORT": "2525"}).smtp_url == "smtp://127.0.0.1:2525"
     assert Config.from_env({"APP_ENV": "test"}).smtp_url == "smtp://127.0.0.1:1025"
     explicit = Config.from_env({"APP_ENV": "test", "SANDBOX_SMTP_PORT": "2525", "SMTP_URL": "smtp://mail:25"})

@@ -42,7 +42,7 @@ def test_sql_receives_every_claim_it_reads_and_no_other():
 
     from app.tokens import SQL_CLAIMS
     read = set()
-    for path in (Path(__file__).parent.parent / "sql" / "deploy").glob("*.sql"):
+    for path in (Path(__file__).resolve().parents[2] / "sql" / "deploy").glob("*.sql"):
         read |= set(re.findall(r"claim\('([a-z_]+)'\)", path.read_text()))
     assert read and read <= set(SQL_CLAIMS), f"claims SQL reads that calls do not carry: {read - set(SQL_CLAIMS)}"
     tokens = TokenService(SECRET, "gateway-v1", 3600)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.sandbox.credentials import PROVIDER_A_API_KEY
-from tests.integrations.conftest import final, insert_items, start_stack, wait_for  # noqa: F401 (a fixture)
+from tests.fixtures.pipeline import final, start_stack, wait_for
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),

@@ -16,7 +16,6 @@ import orjson
 import pytest
 
 from tests.conftest import child_environ, free_port, running, unique
-from tests.gateway.conftest import make_channel  # noqa: F401 (a fixture)
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),

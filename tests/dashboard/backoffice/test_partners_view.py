@@ -10,7 +10,6 @@ import orjson
 import pytest
 
 from app.dashboard.backoffice.resources import csrf_token
-from tests.gateway.conftest import make_channel  # noqa: F401 (a fixture)
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 HOOK = "https://hooks.partner.example.com/insurance/events/very/long/path/that-the-operator-must-see-whole"

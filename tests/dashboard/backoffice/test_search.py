@@ -10,7 +10,6 @@ import pytest
 
 from tests.conftest import unique
 from tests.dashboard.backoffice.test_pages import cookie, get
-from tests.gateway.conftest import make_channel  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
