@@ -12,11 +12,14 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import orjson
 
 from app.config import Config, ConfigError, Setting, declared
+
+if TYPE_CHECKING:
+    import psycopg
 
 
 class Parser(argparse.ArgumentParser):

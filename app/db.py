@@ -395,7 +395,7 @@ class Replica:
                     self.look(primary, await self.pool.fetchval(_REPLAYED))
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # either away: the replica's lag is unknown, the primary reads
+            except Exception as exc:  # noqa: BLE001 - either away: the replica's lag is unknown, the primary reads
                 if self.replayed >= 0:
                     log.warning("replica_unusable", error=type(exc).__name__)
                 self.lost()

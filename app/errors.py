@@ -227,7 +227,7 @@ class CheckRules:
             return
         try:
             found = orjson.loads(await self.db.call(ANON, None, "insurance.check_rules"))
-        except Exception as exc:  # the answer falls back to a sentence without the rule's own
+        except Exception as exc:  # noqa: BLE001 - the answer falls back to a sentence without the rule's own
             log.warning("check_rules_unreadable", error=type(exc).__name__)
             return
         self.rules = {(r["schema"], r["relation"], r["constraint"]): (r["columns"], r["message"]) for r in found}

@@ -51,7 +51,7 @@ class Ready:
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         try:
             deployed = collections.Counter(await self.db.ping())
-        except Exception as exc:  # any failure to reach the database means "not ready"
+        except Exception as exc:  # noqa: BLE001 - any failure to reach the database means "not ready"
             log.warning("readyz_database_unreachable", error=type(exc).__name__)
             resp.status = falcon.HTTP_503
             resp.data = orjson.dumps({"status": "unavailable", "database": "unreachable"})
@@ -86,7 +86,7 @@ class Metrics:
             raise ApiError(403, "FORBIDDEN", "metrics are served only to METRICS_ALLOWED_IPS")
         try:
             data = orjson.loads(await self.db.call(SERVICE, None, "insurance.read_metrics"))
-        except Exception as exc:  # the process's own figures still matter when the database is away
+        except Exception as exc:  # noqa: BLE001 - the process's own figures still matter when the database is away
             log.warning("metrics_database_unreadable", error=type(exc).__name__)
             data = None
         if self.request_metrics is not None:

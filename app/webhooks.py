@@ -236,7 +236,7 @@ async def check_endpoints(webhooks: Any, public_only: bool, resolver: Resolver |
                 raise EndpointError("WEBHOOK_EVENTS_INVALID", f"events is a non-empty list of {', '.join(EVENTS)}")
         else:
             raise EndpointError("WEBHOOKS_INVALID", "each webhook is a URL or {\"url\", \"events\"}")
-        _, host, port = parse_url(url, public_only)
+        _, host, _ = parse_url(url, public_only)
         if public_only:
             await check_address(host, resolver)
         out.append({"url": url, "events": list(dict.fromkeys(events))})

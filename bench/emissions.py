@@ -25,6 +25,7 @@ Prints rates, ratios, and the peak RSS (VmHWM) of the API and the workers.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -227,7 +228,7 @@ def main() -> int:
                 made = conn.execute(
                     "SELECT admin.create_channel('bench', %s, '{v1,integrations/v2}', %s, '{}', %s::jsonb, '{bench}')",
                     (f"bench-webhooks-{i}", _secrets.token_bytes(32),
-                     '{"webhooks": ["%s/_sandbox/webhooks/bench-%d"]}' % (sandbox, i))).fetchone()[0]
+                     json.dumps({"webhooks": [f"{sandbox}/_sandbox/webhooks/bench-{i}"]}))).fetchone()[0]
                 if not isinstance(made, dict) or not made.get("id"):
                     raise SystemExit(f"the bench's channel was refused: {made}")
                 channel = made["id"]

@@ -80,7 +80,7 @@ def main() -> int:
     admin_url = lib.bench_database()
     data = seed(admin_url)
     env = lib.app_environ()
-    run = dict(seconds=SECONDS, connections=CONNECTIONS)
+    run = {"seconds": SECONDS, "connections": CONNECTIONS}
 
     read_env = lib.app_environ(READ_DATABASE_URL=f"postgresql://insurance_app@{lib.PGHOST}:{READ_PORT}/{lib.BENCH_DB}") \
         if READ_PORT else None

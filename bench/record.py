@@ -112,7 +112,7 @@ def compare(a: str, b: str, benches: list[str], rounds: int, extra: list[str]) -
             names = dict.fromkeys(n for r in runs[a][bench] + runs[b][bench] for n in {**r["figures"], **{
                 f"yardstick: {y}": 0 for y in r["yardsticks"]}})
             for name in names:
-                def values(rev: str) -> str:
+                def values(rev: str, name: str = name, bench: str = bench) -> str:
                     got = [r["yardsticks"].get(name[len("yardstick: "):]) if name.startswith("yardstick: ")
                            else (r["figures"].get(name) or {}).get("value") for r in runs[rev][bench]]
                     return ", ".join("-" if v is None else f"{v:.4g}" for v in got)

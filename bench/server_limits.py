@@ -51,7 +51,7 @@ def main() -> int:
                 rounds[name].append(wrk(name, server.url + "/healthz", seconds=args.seconds,
                                         connections=args.connections))
             log(f"round {number + 1}: " + ", ".join(f"{n} {r[-1].rps:.0f}" for n, r in rounds.items()))
-    first = list(WAYS)[0]
+    first = next(iter(WAYS))
     print(f"GET /healthz, {args.connections} connections, median of {args.rounds} alternating rounds of {args.seconds} s")
     print(table([median(rounds[name]) for name in WAYS], median(rounds[first])))
     for name in list(WAYS)[1:]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from typing import AsyncIterator
+from typing import AsyncIterator, Self
 from urllib.parse import urlsplit
 
 import falcon.testing
@@ -41,7 +41,7 @@ class HeldHangUp:
         self._writers: list[asyncio.StreamWriter] = []
         self._relays: set[asyncio.Task] = set()
 
-    async def __aenter__(self) -> "HeldHangUp":
+    async def __aenter__(self) -> Self:
         self._listener = await asyncio.start_server(self._relay, "127.0.0.1", 0)
         self.listen_port = self._listener.sockets[0].getsockname()[1]
         return self

@@ -65,8 +65,8 @@ def test_serve_with_two_processes_counts_every_request_once():
     answers it) adds up both."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    with running(["serve", "--port", str(port), "--workers", "2"], child_environ(PORT=str(port)), f"{base}/healthz"):
-        with httpx.Client(base_url=base) as http:
+    with running(["serve", "--port", str(port), "--workers", "2"], child_environ(PORT=str(port)), f"{base}/healthz"), \
+            httpx.Client(base_url=base) as http:
             # The start-up's own /healthz calls reach the shared files within a second of
             # each other process's flush: wait until the count stands still.
             before = None

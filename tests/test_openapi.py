@@ -169,7 +169,7 @@ def test_error_codes_come_from_one_source(served):
     from app.errors import DEFAULT_CODES
     raised |= set(OTP_ERRORS) | set(DEFAULT_CODES.values())
     assert raised - set(CODES) == set(), "codes missing from app/errors.py CODES"
-    for code, (status, _, _) in CODES.items():
+    for status, _, _ in CODES.values():
         assert status in DEFAULT_CODES or status == 503
     assert error_table() in (ROOT / "docs" / "api.md").read_text(), \
         "docs/api.md's error table is not app/errors.py CODES: paste `python -m app openapi --error-table`"

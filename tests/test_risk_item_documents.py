@@ -84,7 +84,7 @@ def test_two_writers_of_one_item_leave_its_document_current(admin, make_package,
             try:
                 two.execute(WRITES[second], keys)
                 two.commit()
-            except BaseException as exc:  # reported by the test's thread
+            except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
                 failure.append(exc)
 
         thread = threading.Thread(target=write_second)

@@ -107,7 +107,7 @@ def item_status(item: dict) -> int:
     if "error" not in item:
         return 200
     error = item["error"]
-    return (error["json"] if "json" in error else error)["data"]["httpStatus"]
+    return error.get("json", error)["data"]["httpStatus"]
 
 
 def dumps(value: Any) -> bytes:

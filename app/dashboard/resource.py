@@ -226,7 +226,7 @@ class Trpc(auth.Preflight):
             data = await procedure.run(Context(self.services, identity), params)
         except TrpcError as exc:
             error = exc
-        except Exception as exc:  # answered in the envelope, logged with the request id
+        except Exception as exc:  # noqa: BLE001 - answered in the envelope, logged with the request id
             error = _unexpected(exc, req, call.path)
         finally:
             if identity is not None:

@@ -147,7 +147,7 @@ class Orchestrator:
         bound = structlog.contextvars.bind_contextvars(risk_item_uid=str(getattr(item, "uid", None)))
         try:
             result = await self._orchestrate(slug, item, idempotency_key, deadline)
-        except Exception as exc:  # a bug or an outage here must not escape to the caller
+        except Exception as exc:  # noqa: BLE001 - a bug or an outage here must not escape to the caller
             log.error("emission_internal_error", provider=slug, error=type(exc).__name__, at=_where(exc))
             result = _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the orchestrator failed ({type(exc).__name__})", False))
@@ -187,7 +187,7 @@ class Orchestrator:
             return _failed(slug, EmissionError(MAPPING_ERROR, str(exc), False))
         except ProviderCallFailed as exc:
             return _failed(slug, exc.error)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - an adapter's defect fails its emission, never the caller
             log.error("adapter_raised", provider=slug, error=type(exc).__name__, at=_where(exc))
             return _failed(slug, EmissionError(
                 INTERNAL_ORCHESTRATOR_ERROR, f"the {slug} adapter failed ({type(exc).__name__})", False))

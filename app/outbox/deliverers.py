@@ -181,7 +181,7 @@ class PlainCall:
                 error = resp.text[:500]
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the call is this row's outcome, retried by the outbox
             error = _failure(exc)
         return self.http.outcome(row["id"], status, error, own_api)
 
@@ -211,7 +211,7 @@ class ApiBatch:
             raise
         except (ValueError, KeyError, TypeError) as exc:
             answered = {r["id"]: (None, f"unreadable batch answer: {type(exc).__name__}") for r in rows}
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure of the batch call is each row's outcome, retried by the outbox
             answered = {r["id"]: (None, _failure(exc)) for r in rows}
         outcomes = [self.http.outcome(r["id"], *answered.get(r["id"], (None, "missing from the batch answer")),
                                       own_api=True) for r in rows]
@@ -256,7 +256,7 @@ class Webhooks:
         except DATABASE_ERRORS as exc:  # the secrets could not be read: try again soon, no attempt lost
             log.warning("worker_webhook_secrets_failed", error=type(exc).__name__)
             return {"id": row["id"], "status": None, "error": None, "defer": 2}
-        except Exception as exc:  # a bad row must not stop the worker
+        except Exception as exc:  # noqa: BLE001 - a bad row must not stop the worker
             return {"id": row["id"], "status": None, "error": type(exc).__name__, "retry": True}
 
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any, Self
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -66,7 +67,7 @@ class EndpointClients:
         for client in clients:
             await client.close()
 
-    async def __aenter__(self) -> "EndpointClients":
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:

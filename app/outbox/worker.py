@@ -195,7 +195,7 @@ class Worker:
     async def _deliver(self, deliverer: Deliverer, rows: list[dict[str, Any]]) -> None:
         try:
             outcomes = await deliverer.deliver(rows)
-        except Exception as exc:  # noqa: BLE001 - a deliverer's defect must not stop the worker nor keep its rows
+        except Exception as exc:  # a deliverer's defect must not stop the worker nor keep its rows
             log.exception("worker_deliverer_failed", deliverer=type(deliverer).__name__)
             outcomes = [{"id": r["id"], "status": None, "error": type(exc).__name__} for r in rows]
         self._done(rows, outcomes)

@@ -11,6 +11,7 @@ from app.app import create_app
 from app.config import Config
 from tests.conftest import child_environ, free_port, running
 from tests.fixtures.channels import api, bearer
+
 LIMIT = 3
 
 

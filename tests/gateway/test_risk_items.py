@@ -5,6 +5,8 @@ import pytest
 
 from tests.conftest import unique
 from tests.fixtures.channels import api, bearer
+
+
 @pytest.fixture
 async def channel_token(make_channel, authorize):
     """(channel, {"v1": token, "v2": token}) of a fresh channel."""

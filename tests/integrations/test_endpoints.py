@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.pipeline import final
+
+
 @pytest.fixture
 def service_auth(services) -> dict[str, str]:
     return {"Authorization": f"Bearer {services.service_tokens.issue('test')}"}

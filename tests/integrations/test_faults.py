@@ -20,8 +20,9 @@ import pytest
 
 from tests.conftest import ROOT, free_port, running
 from tests.fixtures.pipeline import Stack, start_stack, wait_for
-SETTINGS = dict(INTEGRATION_MAX_ATTEMPTS="3", INTEGRATION_RETRY_BASE_SECONDS="1", INTEGRATION_RETRY_CAP_SECONDS="2",
-                HTTP_TOTAL_TIMEOUT="2", WORKER_LEASE_SECONDS="10", OUTBOX_MAX_ATTEMPTS="3")
+
+SETTINGS = {"INTEGRATION_MAX_ATTEMPTS": "3", "INTEGRATION_RETRY_BASE_SECONDS": "1", "INTEGRATION_RETRY_CAP_SECONDS": "2",
+            "HTTP_TOTAL_TIMEOUT": "2", "WORKER_LEASE_SECONDS": "10", "OUTBOX_MAX_ATTEMPTS": "3"}
 SETTLE_SECONDS = 15.0  # deadline 2 s + cap 2 s + poll, with room for a loaded machine
 
 
@@ -78,7 +79,7 @@ def test_one_faulted_emission_in_ten_leaves_nine_successes(name, fstack, admin, 
     assert first["requestPayload"]["headers"]["X-Api-Key"] == "***", "operators see the masked request"
 
     # Let the retry of the faulted one run, then look at what the provider saw.
-    em = wait_for(lambda: (e := [r for r in outcomes() if r["risk_item_id"] == faulted["risk_item_id"]][0])
+    em = wait_for(lambda: (e := next(r for r in outcomes() if r["risk_item_id"] == faulted["risk_item_id"]))
                   and e["status"] != "FAILED" and e, SETTLE_SECONDS, "the faulted emission's retry")
     assert em["status"] == "SUCCESS" and em["attempts"] == 2
     sandbox = httpx.get(f"{fstack.sandbox}/_sandbox/requests", params={"provider": "PROVIDER_A", "limit": 1000}).json()

@@ -31,7 +31,7 @@ def test_one_success_one_abandoned_one_pending(stack, admin, insert_items):
         assert final(admin, bad["id"])["status"] == "ABANDONED"
         wait_for(lambda: pending(admin) == 0, what="the chat notices delivered")
         worker = scrape(f"http://127.0.0.1:{port}")
-    [waiting] = insert_items()  # no worker now: its dispatch stays in the outbox
+    [_waiting] = insert_items()  # no worker now: its dispatch stays in the outbox
     after = scrape(stack.api)
 
     def grew(name: str, **labels: str) -> float:

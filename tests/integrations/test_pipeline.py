@@ -12,6 +12,8 @@ import orjson
 from app.tokens import service_tokens
 from tests.conftest import TEST_SECRETS
 from tests.fixtures.pipeline import MAX_ATTEMPTS, emission, final, wait_for
+
+
 def _chat_about(stack, uid) -> list[dict]:
     return [r["body"] for r in stack.requests("CHAT") if str(uid) in orjson.dumps(r["body"]).decode()]
 

@@ -11,7 +11,7 @@ from tests.integrations.test_webhooks import (delivery_rows, insert_items, make_
                                               sandbox_hook, wstack)
 
 
-def test_metrics_count_deliveries_by_result_and_the_oldest_pending_age(wstack, admin, make_package):
+def test_metrics_count_deliveries_by_result_and_the_oldest_pending_age(wstack, admin, make_package):  # noqa: F811 - the fixture imported above
     port = free_port()
     down = f"http://127.0.0.1:{free_port()}/hook"
     name, url = sandbox_hook(wstack)

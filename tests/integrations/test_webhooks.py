@@ -24,9 +24,10 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from tests.conftest import ROOT, TEST_SECRETS, free_port, unique
 from tests.fixtures.pipeline import Stack, start_stack, wait_for
-SETTINGS = dict(INTEGRATION_MAX_ATTEMPTS="3", INTEGRATION_RETRY_BASE_SECONDS="1", INTEGRATION_RETRY_CAP_SECONDS="2",
-                WEBHOOK_RETRY_BASE_SECONDS="1", WEBHOOK_RETRY_CAP_SECONDS="2", WEBHOOK_TIMEOUT="2",
-                OUTBOX_MAX_ATTEMPTS="3", WORKER_LEASE_SECONDS="10")
+
+SETTINGS = {"INTEGRATION_MAX_ATTEMPTS": "3", "INTEGRATION_RETRY_BASE_SECONDS": "1", "INTEGRATION_RETRY_CAP_SECONDS": "2",
+            "WEBHOOK_RETRY_BASE_SECONDS": "1", "WEBHOOK_RETRY_CAP_SECONDS": "2", "WEBHOOK_TIMEOUT": "2",
+            "OUTBOX_MAX_ATTEMPTS": "3", "WORKER_LEASE_SECONDS": "10"}
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +180,7 @@ def test_a_retryable_failure_carries_next_retry_at_and_an_abandoned_one_its_code
     name, url = sandbox_hook(wstack)
     partner = make_partner(wstack, make_package, [url])
     wstack.fault(provider="PROVIDER_A", count=1, status=503)
-    [item] = insert_items(admin, partner, partner["package"])
+    [_item] = insert_items(admin, partner, partner["package"])
     deliveries = wait_for(lambda: (d := received(wstack, name)) and len(d) >= 2 and d, what="failed then succeeded")
     failed, succeeded = (verify(partner["webhookSecret"], d) for d in deliveries[:2])
     assert failed["type"] == "emission.failed" and failed["data"]["status"] == "FAILED"
@@ -205,7 +206,7 @@ def test_an_endpoint_that_chooses_its_events_gets_only_those(wstack, worker, adm
     name, url = sandbox_hook(wstack)
     other, other_url = sandbox_hook(wstack)
     partner = make_partner(wstack, make_package, [url, {"url": other_url, "events": ["emission.abandoned"]}])
-    [item] = insert_items(admin, partner, partner["package"])
+    [_item] = insert_items(admin, partner, partner["package"])
     wait_for(lambda: received(wstack, name), what="the succeeded event")
     time.sleep(1)
     assert received(wstack, other) == []
@@ -402,7 +403,7 @@ async def _async(value):
 
 def test_at_most_64_kib_of_an_answer_is_read_and_little_is_kept(wstack, worker, admin, make_package):
     big = "x" * (10 * 1024 * 1024)
-    wstack_name, _ = sandbox_hook(wstack)
+    sandbox_hook(wstack)
 
     class Huge(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802

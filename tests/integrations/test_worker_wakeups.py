@@ -10,6 +10,8 @@ import contextlib
 import time
 
 from tests.fixtures.pipeline import final, wait_for
+
+
 @contextlib.contextmanager
 def worker_with(stack, **settings: str):
     env = stack.env

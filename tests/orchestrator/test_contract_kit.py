@@ -133,7 +133,7 @@ async def test_an_expired_credential_is_renewed_once_and_the_call_made_again(slu
     k = key()
     result = await emit(orchestrator, slug, k=k)
     assert result.ok, result
-    assert [r["status"] for r in sbx.requests(slug, k)][0] == 401 and len(sbx.requests(slug, k)) == 2
+    assert next(r["status"] for r in sbx.requests(slug, k)) == 401 and len(sbx.requests(slug, k)) == 2
 
 
 # -- credentials -----------------------------------------------------------------------------

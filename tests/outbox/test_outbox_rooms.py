@@ -105,7 +105,7 @@ def test_a_plain_call_sends_a_path_to_the_api_with_the_bearer_and_a_url_as_it_is
         outcomes = run(_with_http(api.url, lambda http: PlainCall(http).deliver(rows), counted))
     assert sorted((o["id"], o["status"]) for o in outcomes) == [(1, 200), (2, 200), (3, 503)]
     assert next(o for o in outcomes if o["id"] == 3)["error"] == '{"down":true}'
-    [(path, headers, body, _)] = [r for r in api.received if r[0] == "/api/one"]
+    [(_, headers, body, _)] = [r for r in api.received if r[0] == "/api/one"]
     assert headers["Authorization"].startswith("Bearer ") and headers["X-Custom"] == "yes"
     assert "X-Outbox-Batch" not in headers and headers["X-Request-Id"] == "outbox-1-1" and body == {"n": 1}
     [(_, partner_headers, _, _)] = partner.received

@@ -8,7 +8,7 @@ import dataclasses
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 
 
 class Recorder(BaseHTTPRequestHandler):
-    received: list[tuple[str, Any, dict]] = []
+    received: ClassVar[list[tuple[str, Any, dict]]] = []
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))

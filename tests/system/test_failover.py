@@ -30,7 +30,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Self
 
 import httpx
 import orjson
@@ -41,6 +41,7 @@ from psycopg.rows import dict_row
 from app.db import CHANNEL as CHANNEL_ROLE
 from tests.conftest import ROOT, child_environ, free_port, running, unique, wait_http
 from tests.fixtures.pipeline import Stack, wait_for
+
 pytestmark = [
     pytest.mark.failover,
     pytest.mark.skipif(os.geteuid() != 0, reason="pg_autoctl runs as postgres: the drill needs root (runuser)"),
@@ -169,7 +170,7 @@ class PartnerReads:
                 self.answers.append((time.monotonic(), status))
                 self._stop.wait(0.1)
 
-    def __enter__(self) -> "PartnerReads":
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -207,7 +208,7 @@ def stack(formation: Formation) -> Iterator[Stack]:
         subprocess.run([sys.executable, "-m", "app", "sandbox", "configure", sandbox], env=env, cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
         # The API's log (JSON lines on stdout) is kept: a failed drill shows the errors it logged.
-        log = tempfile.NamedTemporaryFile(prefix="drill-api-", suffix=".log", delete=False)
+        log = tempfile.NamedTemporaryFile(prefix="drill-api-", suffix=".log", delete=False)  # noqa: SIM115 - kept after the drill, closed at its end
         api_process = subprocess.Popen([sys.executable, "-m", "app", "serve", "--port", str(api_port)],
                                        env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
         try:

@@ -15,6 +15,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from tests.fixtures.pipeline import wait_for
+
 pytestmark = pytest.mark.restarts_postgres
 
 CLUSTER = os.environ.get("PG_CLUSTER", "15 main").split()

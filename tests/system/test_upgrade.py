@@ -18,6 +18,7 @@ Run by scripts/test.sh (`make test`) as their own step (marker `upgrade`).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import subprocess
@@ -493,7 +494,7 @@ class Loop(threading.Thread):
     def longest_pause(self) -> float:
         """The longest time between two right answers."""
         times = [a.at for a in self.answers if a.correct]
-        return max((b - a for a, b in zip(times, times[1:])), default=float("inf"))
+        return max((b - a for a, b in itertools.pairwise(times)), default=float("inf"))
 
 
 def test_an_upgrade_under_live_traffic_loses_nothing_and_answers_no_500(release, scratch_db, capsys):

@@ -12,7 +12,7 @@ import datetime
 import hashlib
 import hmac
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
 import asyncpg
@@ -404,7 +404,7 @@ class Pages:
 class Static:
     """The page's own CSS and script (no CDN): files of app/dashboard/backoffice/static, by name."""
 
-    TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+    TYPES: ClassVar[dict[str, str]] = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 
     def __init__(self) -> None:
         self.files = {p.name: (p.read_bytes(), self.TYPES[p.suffix])
