@@ -16,7 +16,7 @@ import sys
 for _optional in ("rich", "greenlet"):
     sys.modules.setdefault(_optional, None)
 
-from app.cli import Parser  # noqa: E402
+from app.cli import Parser
 
 # Command -> the module whose `register(subparsers)` adds it; each sets `func(args) -> int`.
 COMMANDS = {

@@ -6,9 +6,9 @@ import sys
 for _optional in ("rich", "greenlet"):
     sys.modules.setdefault(_optional, None)
 
-from app.app import create_app  # noqa: E402
-from app.config import Config  # noqa: E402
-from app.logging import configure  # noqa: E402
+from app.app import create_app
+from app.config import Config
+from app.logging import configure
 
 _config = Config.from_env(require_mode=True)  # as `serve`: never a guessed mode
 configure(_config.log_level)

@@ -11,8 +11,9 @@ import getpass
 import os
 import re
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -82,7 +83,7 @@ def print_json(value: object) -> None:
 
 
 @contextmanager
-def admin_connection(config: Config | None = None) -> Iterator["psycopg.Connection"]:
+def admin_connection(config: Config | None = None) -> Iterator[psycopg.Connection]:
     """A psycopg connection as the operator (ADMIN_DATABASE_URL), committed on success."""
     import psycopg  # only for the commands that need it (not the worker, not serve)
     from psycopg.rows import dict_row

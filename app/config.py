@@ -19,8 +19,9 @@ import re
 import secrets
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from app.addresses import parse_trusted
 
@@ -304,7 +305,7 @@ class Config:
     read_max_lag: float = setting(
         "READ_MAX_LAG", "1", "seconds of replay lag beyond which the standby is skipped and the primary reads",
         seconds, group=DB)
-    sqitch_plan: Path = setting("SQITCH_PLAN",  # noqa: RUF009 - setting() is the declaration; a Path is never changed str(ROOT / "sqitch.plan"),
+    sqitch_plan: Path = setting("SQITCH_PLAN", str(ROOT / "sqitch.plan"),  # noqa: RUF009 - the declaration; a Path is immutable
                                 "the sqitch plan `/readyz` compares the database with", path, group=DB,
                                 shown="`sqitch.plan` of the checkout")
     host: str = setting("HOST", "127.0.0.1", "where the API listens", group=HTTP)
@@ -493,7 +494,7 @@ class Config:
         return self.secrets[name]
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None, *, require_mode: bool = False) -> "Config":
+    def from_env(cls, environ: dict[str, str] | None = None, *, require_mode: bool = False) -> Config:
         """The configuration of this process. `require_mode`: refuse to guess APP_ENV (serve and
         worker: a server started without it must not run with development's generated secrets
         and loopback webhooks)."""

@@ -29,7 +29,6 @@ import asyncpg
 import orjson
 import structlog
 
-
 log = structlog.get_logger("app.db")
 
 ANON = "insurance_anon"
@@ -142,7 +141,7 @@ class Identity:
     """Who a call runs as: a surface role and the claims (JSON text) that SQL reads through
     insurance.claim(). The credential hooks of app/auth.py put one on `req.context.identity`."""
 
-    __slots__ = ("role", "claims_json", "claims_from", "learns")
+    __slots__ = ("claims_from", "claims_json", "learns", "role")
 
     def __init__(self, role: str, claims_json: str | None,
                  claims_from: tuple[str, Any] | None = None, learns: bool = False) -> None:
@@ -224,7 +223,7 @@ class Database:
 
     async def _fetchval(self, function: str, claims_function: str | None, role: str, second: Any,
                         args: tuple, with_claims: bool = False, writer: Any = None,
-                        on: "Replica | None" = None) -> Any:
+                        on: Replica | None = None) -> Any:
         """The call on the primary, or on the replica `on`; `writer` (a caller's key): note the
         primary's WAL position after the call, so that this caller's next reads wait for it."""
         assert self.pool is not None, "Database.open() was not awaited"

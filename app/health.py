@@ -3,8 +3,8 @@ GET /metrics (Prometheus)."""
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import falcon
 import orjson

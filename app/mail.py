@@ -7,10 +7,9 @@ reveals, the mail server; `drain` awaits what is still in flight at shutdown.
 from __future__ import annotations
 
 import asyncio
+import functools
 from email.message import EmailMessage
 from urllib.parse import unquote, urlsplit
-
-import functools
 
 import structlog
 
@@ -61,7 +60,7 @@ class Mailer:
         self._pending: set[asyncio.Task] = set()
 
     @classmethod
-    def from_config(cls, config: Config) -> "Mailer":
+    def from_config(cls, config: Config) -> Mailer:
         return cls(config.smtp_url, config.mail_from, config.http_read_timeout, config.http_total_timeout)
 
     def otp_message(self, to: str, code: str, ttl_seconds: int) -> EmailMessage:
@@ -90,7 +89,7 @@ class Mailer:
         import aiosmtplib
         try:
             await self.send(self.otp_message(to, code, ttl_seconds))
-        except (aiosmtplib.SMTPException, OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, aiosmtplib.SMTPException, OSError) as exc:
             log.error("mail_not_sent", to_domain=to.rpartition("@")[2], error=type(exc).__name__)
 
     async def drain(self) -> None:

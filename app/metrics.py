@@ -15,9 +15,10 @@ import asyncio
 import bisect
 import ipaddress
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE
+from prometheus_client import CONTENT_TYPE_LATEST as CONTENT_TYPE  # noqa: F401 - what app/health.py answers /metrics with
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 

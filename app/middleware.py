@@ -14,7 +14,7 @@ from app.db import Database
 from app.metrics import UNMATCHED, RequestMetrics, surface_of
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_UTC = datetime.timezone.utc
+_UTC = datetime.UTC
 
 
 class AccessLog:

@@ -114,7 +114,7 @@ class TokenService:
         self._cache_size = cache_size
         # Where a caller went wrong: the sibling services whose tokens it may present by
         # mistake ({audience: (service, URL prefix)}), and where this one's tokens are issued.
-        self.siblings: dict[str, tuple["TokenService", str]] = {}
+        self.siblings: dict[str, tuple[TokenService, str]] = {}
         self.authorize_path: str | None = None
 
     def issue(self, subject: str, **claims: Any) -> str:

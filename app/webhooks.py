@@ -68,7 +68,7 @@ def new_salt() -> bytes:
 def sign(secrets_: list[str], msg_id: str, timestamp: int, body: str) -> str:
     """The webhook-signature header: `v1,<base64>` per secret, space separated (newest first),
     made by the standardwebhooks library itself."""
-    at = datetime.datetime.fromtimestamp(timestamp, tz=datetime.timezone.utc)
+    at = datetime.datetime.fromtimestamp(timestamp, tz=datetime.UTC)
     return " ".join(_signer(s).sign(msg_id, at, body) for s in secrets_)
 
 

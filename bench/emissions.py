@@ -38,8 +38,9 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.lib import cpu_seconds  # noqa: E402
-from tests.conftest import free_port, wait_http  # noqa: E402  (the same helpers as the tests)
+from bench.lib import cpu_seconds
+from tests.conftest import free_port, wait_http
+
 PY = sys.executable
 PG = os.environ.get("BENCH_PG", "postgres@127.0.0.1:5432")
 
@@ -278,7 +279,8 @@ def main() -> int:
         procs.extend(pworkers)
         time.sleep(2)
         os.environ["BENCH_PROCRASTINATE_URL"] = admin_url
-        from bench.procrastinate_noop import app as papp, noop
+        from bench.procrastinate_noop import app as papp
+        from bench.procrastinate_noop import noop
         with papp.open():
             noop.batch_defer(*[{} for _ in range(args.items)])
         t0 = time.perf_counter()

@@ -34,10 +34,10 @@ import time
 # A database of its own: other surfaces' benchmarks deploy other plans into theirs.
 os.environ.setdefault("BENCH_DB", "insurance_bench_gateway")
 
-import httpx  # noqa: E402
-import psycopg  # noqa: E402
+import httpx
+import psycopg
 
-from bench import lib  # noqa: E402
+from bench import lib
 
 READ_PORT = os.environ.get("BENCH_READ_PORT", "")  # a standby of the bench database's primary
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))

@@ -24,9 +24,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import psycopg
@@ -197,8 +197,8 @@ def wrk(name: str, url: str, headers: dict[str, str] | None = None, seconds: int
         command += ["-s", script]
     out = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M).group(1))
-    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M).group(1))
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.MULTILINE).group(1))
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.MULTILINE).group(1))
     errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", out))
     socket_errors = re.search(r"Socket errors:(.*)", out)
     if socket_errors:
@@ -232,8 +232,8 @@ def backends(user: str) -> list[int]:
             (BENCH_DB, user))]
 
 
-def measured(name: str, url: str, headers: dict | None, server: "Server", db_user: str,
-             seconds: int, connections: int) -> tuple["Load", tuple[float, float]]:
+def measured(name: str, url: str, headers: dict | None, server: Server, db_user: str,
+             seconds: int, connections: int) -> tuple[Load, tuple[float, float]]:
     """wrk against url, and the CPU microseconds per request of the server process and of its
     PostgreSQL backends (those of `db_user`: the app's insurance_app, the yardstick's postgres)."""
     before = cpu_seconds([server.process.pid, *backends(db_user)])
@@ -245,7 +245,7 @@ def measured(name: str, url: str, headers: dict | None, server: "Server", db_use
     return load, (app, db)
 
 
-def medians(loads: list["Load"]) -> "Load":
+def medians(loads: list[Load]) -> Load:
     """One row of several rounds of a load: the median of each figure, the sum of the errors."""
     return Load(loads[0].name, statistics.median(r.rps for r in loads), statistics.median(r.p50_ms for r in loads),
                 statistics.median(r.p99_ms for r in loads), sum(r.errors for r in loads))

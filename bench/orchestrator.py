@@ -31,11 +31,11 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.config import Config  # noqa: E402
-from app.db import Database  # noqa: E402
-from app.logging import configure  # noqa: E402
-from app.orchestrator.service import Orchestrator  # noqa: E402
-from app.sandbox.credentials import auth_configs  # noqa: E402
+from app.config import Config
+from app.db import Database
+from app.logging import configure
+from app.orchestrator.service import Orchestrator
+from app.sandbox.credentials import auth_configs
 
 VARIANTS = ("travel", "health", "home", "lifestyle")
 
@@ -99,7 +99,7 @@ async def run_level(orch: Orchestrator, provider: str, items: list, concurrency:
     await asyncio.gather(*(worker(n) for n in range(concurrency)))
     elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
     latencies.sort()
-    pct = lambda p: round(latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000, 2)  # noqa: E731
+    pct = lambda p: round(latencies[min(len(latencies) - 1, int(p * len(latencies)))] * 1000, 2)
     return {"provider": provider, "concurrency": concurrency, "emits": len(latencies),
             "emits_per_s": round(len(latencies) / elapsed, 1), "p50_ms": pct(0.50), "p99_ms": pct(0.99),
             "mean_ms": round(statistics.fmean(latencies) * 1000, 2), "failures": failures,

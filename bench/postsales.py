@@ -20,12 +20,29 @@ import sys
 
 os.environ.setdefault("BENCH_DB", "insurance_bench_postsales")  # not the other surfaces' database
 
-import httpx  # noqa: E402
-import psycopg  # noqa: E402
+import httpx
+import psycopg
 
-from bench.lib import (record, HOLDER_GOAL, P99_GOAL, SECRETS, APP_URL, Load, app_environ, bench_database, cpu_table,  # noqa: E402
-                       goal, log, measured, pgbouncer,
-                       rss_line, serve, table, through_pgbouncer, wrk)
+from bench.lib import (
+    APP_URL,
+    HOLDER_GOAL,
+    P99_GOAL,
+    SECRETS,
+    Load,
+    app_environ,
+    bench_database,
+    cpu_table,
+    goal,
+    log,
+    measured,
+    pgbouncer,
+    record,
+    rss_line,
+    serve,
+    table,
+    through_pgbouncer,
+    wrk,
+)
 
 HOLDER = "bench.holder@example.com"
 LIST = "/api/postsales/v1/me/risk-items"

@@ -20,8 +20,8 @@ import sys
 
 os.environ.setdefault("BENCH_DB", "insurance_bench_server")
 
-from bench.lib import app_environ, bench_database, log, serve, table, wrk  # noqa: E402
-from bench.postsales import median  # noqa: E402
+from bench.lib import app_environ, bench_database, log, serve, table, wrk
+from bench.postsales import median
 
 WAYS = {
     "httptools + proxy headers (before)": ["--http", "httptools", "--proxy-headers"],

@@ -22,8 +22,22 @@ import orjson
 import psycopg
 
 from app.dashboard.passwords import PASSWORD_HASHER
-from bench.lib import (record, P99_GOAL, TRPC_GOAL, Load, app_environ, bench_database, cpu_table, goal, log, measured, medians,
-                       rss_line, serve, table)
+from bench.lib import (
+    P99_GOAL,
+    TRPC_GOAL,
+    Load,
+    app_environ,
+    bench_database,
+    cpu_table,
+    goal,
+    log,
+    measured,
+    medians,
+    record,
+    rss_line,
+    serve,
+    table,
+)
 
 EMAIL = "bench-ops@insurance.invalid"
 PASSWORD = "bench password 0123456789"

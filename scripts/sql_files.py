@@ -11,12 +11,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 NAME = r"[A-Za-z_][A-Za-z_0-9]*"
 CREATED = {
-    "function": re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+({NAME}\.{NAME})\s*\(", re.I),
-    "table": re.compile(rf"\bCREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?({NAME}\.{NAME})", re.I),
-    "policy": re.compile(rf"\bCREATE\s+POLICY\s+({NAME})\s+ON\s+({NAME}\.{NAME})", re.I),
+    "function": re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+({NAME}\.{NAME})\s*\(", re.IGNORECASE),
+    "table": re.compile(rf"\bCREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?({NAME}\.{NAME})", re.IGNORECASE),
+    "policy": re.compile(rf"\bCREATE\s+POLICY\s+({NAME})\s+ON\s+({NAME}\.{NAME})", re.IGNORECASE),
     "index": re.compile(rf"\bCREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:CONCURRENTLY\s+)?(?:IF\s+NOT\s+EXISTS\s+)?({NAME})\s+ON\s+"
-                        rf"(?:ONLY\s+)?({NAME}\.{NAME})", re.I),
-    "trigger": re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+({NAME})\s+[^;]*?\bON\s+({NAME}\.{NAME})", re.I),
+                        rf"(?:ONLY\s+)?({NAME}\.{NAME})", re.IGNORECASE),
+    "trigger": re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+({NAME})\s+[^;]*?\bON\s+({NAME}\.{NAME})", re.IGNORECASE),
 }
 
 
@@ -53,9 +53,7 @@ def masked(text: str) -> str:
             escapes = i > 0 and text[i - 1] in "eE" and (i < 2 or not (text[i - 2].isalnum() or text[i - 2] == "_"))
             j = i + 1
             while j < n:
-                if escapes and text[j] == "\\":
-                    j += 2
-                elif text[j] == "'" and text.startswith("''", j):
+                if escapes and text[j] == "\\" or text[j] == "'" and text.startswith("''", j):
                     j += 2
                 elif text[j] == "'":
                     break

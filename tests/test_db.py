@@ -96,8 +96,9 @@ async def test_a_read_only_server_is_503_database_unavailable():
 
 async def test_a_url_of_several_hosts_finds_the_one_that_answers():
     """A lost first host (a refused port) is skipped: the pool connects to the next."""
-    from tests.conftest import free_port
     from urllib.parse import urlsplit
+
+    from tests.conftest import free_port
     real = urlsplit(os.environ["DATABASE_URL"])
     url = _with_hosts(os.environ["DATABASE_URL"], f"127.0.0.1:{free_port()},{real.hostname}:{real.port or 5432}",
                       "target_session_attrs=read-write")

@@ -16,7 +16,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from typing import AsyncIterator, Self
+from collections.abc import AsyncIterator
+from typing import Self
 from urllib.parse import urlsplit
 
 import falcon.testing

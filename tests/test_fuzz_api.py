@@ -20,7 +20,6 @@ import httpx
 import pytest
 
 from app.gateway import RISK_ITEM_BRANCHES
-
 from tests.conftest import child_environ, free_port, running, unique
 from tests.credentials import holder_bearer, login_body, make_channel, make_dashboard_user, service_bearer
 

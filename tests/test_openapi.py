@@ -165,8 +165,8 @@ def test_error_codes_come_from_one_source(served):
         text = path.read_text()
         raised |= set(re.findall(r"ApiError\(\d{3}, \"([A-Z][A-Z0-9_]+)\"", text))
         raised |= set(re.findall(r"bad_request\([^()]*\"([A-Z][A-Z0-9_]+)\"", text))
-    from app.postsales.auth import OTP_ERRORS
     from app.errors import DEFAULT_CODES
+    from app.postsales.auth import OTP_ERRORS
     raised |= set(OTP_ERRORS) | set(DEFAULT_CODES.values())
     assert raised - set(CODES) == set(), "codes missing from app/errors.py CODES"
     for status, _, _ in CODES.values():

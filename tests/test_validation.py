@@ -129,9 +129,11 @@ async def test_anonymous_bodies_are_capped_at_16_kib_before_parsing(client):
 
 
 async def test_authenticated_bodies_are_capped_by_max_body_bytes_after_the_token(config, services):
-    from app.app import build_services, create_app
     import dataclasses
+
     import falcon.testing
+
+    from app.app import build_services, create_app
     small = dataclasses.replace(config, max_body_bytes=4096)
     app = create_app(small, build_services(small))
     body = b'{"insured_subject": {"address": "' + b"x" * 5000 + b'"}}'

@@ -5,7 +5,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-
 from urllib.parse import urlsplit, urlunsplit
 
 from app.cli import admin_connection, config_or_exit, fail

@@ -27,9 +27,9 @@ import orjson
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from app.dashboard.passwords import PASSWORD_HASHER
 from app import db, errors, validation
 from app.config import Config
+from app.dashboard.passwords import PASSWORD_HASHER
 from app.responses import send
 
 log = structlog.get_logger("app.dashboard.auth")

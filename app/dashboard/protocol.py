@@ -64,7 +64,7 @@ class TrpcError(Exception):
         return CODES[self.code][1]
 
     @classmethod
-    def from_status(cls, status: int, message: str) -> "TrpcError":
+    def from_status(cls, status: int, message: str) -> TrpcError:
         return cls(KEY_BY_STATUS.get(status, "INTERNAL_SERVER_ERROR"), message)
 
     def shape(self, path: str | None) -> dict[str, Any]:

@@ -14,11 +14,20 @@ import structlog
 from pydantic import ValidationError
 
 from app import errors, validation
-from app.db import DatabaseBusy, Identity, unavailable
 from app.dashboard import auth
-from app.dashboard.protocol import (MISSING, TrpcError, batch_status, dumps, error_item, from_superjson,
-                               is_superjson, result_item, stream_head)
+from app.dashboard.protocol import (
+    MISSING,
+    TrpcError,
+    batch_status,
+    dumps,
+    error_item,
+    from_superjson,
+    is_superjson,
+    result_item,
+    stream_head,
+)
 from app.dashboard.router import PROCEDURES, Context, Procedure
+from app.db import DatabaseBusy, Identity, unavailable
 
 log = structlog.get_logger("app.dashboard")
 
@@ -26,7 +35,7 @@ METHODS = {"query": "GET", "mutation": "POST"}
 
 
 class _Call:
-    __slots__ = ("index", "path", "procedure", "input", "input_error")
+    __slots__ = ("index", "input", "input_error", "path", "procedure")
 
     def __init__(self, index: int, path: str) -> None:
         self.index = index
@@ -199,7 +208,7 @@ class Trpc(auth.Preflight):
             raise TrpcError("BAD_REQUEST", f"Cannot mix procedure types in call: {', '.join(types)}")
 
     async def _run(self, req: falcon.Request, resp: falcon.Response, call: _Call,
-                   session: "_Session") -> tuple[Any, TrpcError | None]:
+                   session: _Session) -> tuple[Any, TrpcError | None]:
         procedure = call.procedure
         identity: Identity | None = None
         data: Any = None

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from typing import Annotated, Any, Awaitable, Callable, Literal
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal
 
 import orjson
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
@@ -42,7 +43,7 @@ class RiskItemRef(Input):
     riskItemUid: uuid.UUID | None = None
 
     @model_validator(mode="after")
-    def _one_of_them(self) -> "RiskItemRef":
+    def _one_of_them(self) -> RiskItemRef:
         if self.riskItemId is None and self.riskItemUid is None:
             raise ValueError("give riskItemId or riskItemUid")
         return self

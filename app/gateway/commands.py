@@ -19,9 +19,20 @@ import secrets
 
 import orjson
 
-from app.cli import (actor, add_actor, admin, admin_connection, call, command_group, config_or_exit, fail,
-                     json_object_arg, print_json)
+from app.cli import (
+    actor,
+    add_actor,
+    admin,
+    admin_connection,
+    call,
+    command_group,
+    config_or_exit,
+    fail,
+    json_object_arg,
+    print_json,
+)
 from app.gateway import BRANCHES
+
 API_KEY_PREFIX = "ik_"
 
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 import base64
 import binascii
 import time
-import uuid
 from typing import Any
 
 import falcon
 import orjson
 
 from app import db
-from app.errors import ApiError, bad_request, rate_limited
 from app.auth import bearer
+from app.errors import ApiError, bad_request, rate_limited
 from app.gateway.auth import BranchGuard
 from app.responses import send_raw
 from app.validation import integer, item_ref, json_object, text_param

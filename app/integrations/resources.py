@@ -16,7 +16,8 @@ from app.auth import bearer
 from app.errors import ApiError, bad_request, emission_answer
 from app.orchestrator.pipeline import SALES_DISPATCH
 from app.responses import send
-from app.validation import id_and_uid, invalid, json_object, positive_id as _id
+from app.validation import id_and_uid, invalid, json_object
+from app.validation import positive_id as _id
 
 
 class _Service:

@@ -24,8 +24,9 @@ so that no file repeats it (CONTRIBUTING.md, "API reference"):
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 import falcon
 import orjson

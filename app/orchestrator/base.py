@@ -29,9 +29,18 @@ import httpx
 import orjson
 
 from app.orchestrator.contract import (
-    MALFORMED_RESPONSE, PROVIDER_AUTH_FAILED, PROVIDER_NOT_CONFIGURED, PROVIDER_REJECTED,
-    PROVIDER_TIMEOUT, PROVIDER_UNAVAILABLE, PROVIDER_UNREACHABLE, RETRYABLE_STATUSES,
-    EmissionError, EmissionResponse, EmitContext)
+    MALFORMED_RESPONSE,
+    PROVIDER_AUTH_FAILED,
+    PROVIDER_NOT_CONFIGURED,
+    PROVIDER_REJECTED,
+    PROVIDER_TIMEOUT,
+    PROVIDER_UNAVAILABLE,
+    PROVIDER_UNREACHABLE,
+    RETRYABLE_STATUSES,
+    EmissionError,
+    EmissionResponse,
+    EmitContext,
+)
 from app.orchestrator.model import StandardRiskItem
 
 MASK = "***"
@@ -42,9 +51,9 @@ MAX_ANSWER_BYTES = 1024 * 1024
 # Provider text in an error message: the operator's view (error_history) has room for more.
 REASON_CHARS = 300
 # C0 controls and DEL: a NUL fails PostgreSQL's text and jsonb, the others garble logs and chat.
-_CONTROL = dict.fromkeys([*range(0x00, 0x20), 0x7F])
+_CONTROL = dict.fromkeys([*range(0x20), 0x7F])
 _SECRET_KEY = re.compile(
-    r"secret|password|passwd|authorization|credential|api[-_]?key|(^|[-_]|access|refresh|id)token$", re.I)
+    r"secret|password|passwd|authorization|credential|api[-_]?key|(^|[-_]|access|refresh|id)token$", re.IGNORECASE)
 
 
 class ProviderNotConfigured(Exception):

@@ -62,7 +62,7 @@ class Beneficiary:
     share: float = 0.0
 
     @classmethod
-    def from_json(cls, data: Any, index: int) -> "Beneficiary":
+    def from_json(cls, data: Any, index: int) -> Beneficiary:
         where = f"beneficiaries[{index}]."
         if not isinstance(data, dict):
             raise InvalidRiskItem(f"beneficiaries[{index}] must be an object")
@@ -93,7 +93,7 @@ class Policy:
     created_at: str | None = None
 
     @classmethod
-    def from_json(cls, data: dict) -> "Policy":
+    def from_json(cls, data: dict) -> Policy:
         coverages = data.get("coverages") or []
         if not isinstance(coverages, list) or not all(isinstance(c, dict) for c in coverages):
             raise InvalidRiskItem("policy.coverages must be a list of objects")
@@ -126,7 +126,7 @@ class StandardRiskItem:
     status: str = "active"
 
     @classmethod
-    def from_json(cls, data: Any) -> "StandardRiskItem":
+    def from_json(cls, data: Any) -> StandardRiskItem:
         """Validates a StandardRiskItem given as a JSON object; raises InvalidRiskItem."""
         if not isinstance(data, dict):
             raise InvalidRiskItem("a StandardRiskItem must be a JSON object")

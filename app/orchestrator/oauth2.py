@@ -15,8 +15,7 @@ from typing import Any
 
 import httpx
 
-from app.orchestrator.base import (
-    MASK, InsuranceAdapter, ProviderCallFailed, send_capped, status_error, transport_error)
+from app.orchestrator.base import MASK, InsuranceAdapter, ProviderCallFailed, send_capped, status_error, transport_error
 from app.orchestrator.contract import MALFORMED_RESPONSE, EmissionError, EmitContext
 from app.orchestrator.model import StandardRiskItem
 

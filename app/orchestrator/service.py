@@ -16,7 +16,8 @@ import asyncio
 import dataclasses
 import time
 import traceback
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import asyncpg
 import httpx
@@ -28,8 +29,16 @@ from app.db import SERVICE, Database
 from app.metrics import observe_provider_call
 from app.orchestrator.base import InsuranceAdapter, ProviderCallFailed, ProviderNotConfigured
 from app.orchestrator.contract import (
-    INTERNAL_ORCHESTRATOR_ERROR, MAPPING_ERROR, PROVIDER_AUTH_FAILED, PROVIDER_NOT_CONFIGURED,
-    UNKNOWN_PROVIDER, EmissionError, EmissionResponse, EmitContext, OrchestratorResult)
+    INTERNAL_ORCHESTRATOR_ERROR,
+    MAPPING_ERROR,
+    PROVIDER_AUTH_FAILED,
+    PROVIDER_NOT_CONFIGURED,
+    UNKNOWN_PROVIDER,
+    EmissionError,
+    EmissionResponse,
+    EmitContext,
+    OrchestratorResult,
+)
 from app.orchestrator.model import MappingError, StandardRiskItem
 from app.orchestrator.registry import ADAPTERS
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import structlog
 

@@ -12,8 +12,7 @@ import argparse
 import asyncio
 import signal
 
-from app.cli import (actor, add_actor, admin, command_group, config_or_exit, fail, print_json, setting_flags,
-                     with_flags)
+from app.cli import actor, add_actor, admin, command_group, config_or_exit, fail, print_json, setting_flags, with_flags
 from app.logging import configure
 from app.outbox.build import build_worker
 

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Awaitable, Callable, NamedTuple, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple, Protocol
 
 import orjson
 import structlog
 
 from app.outbox.http import failure_name, session
 from app.outbox.queue import DATABASE_ERRORS
-from app.tokens import TokenService
 from app.outbox.webhooks import EndpointClients, WebhookSender
+from app.tokens import TokenService
 
 log = structlog.get_logger("app.worker")
 

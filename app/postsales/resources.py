@@ -8,7 +8,8 @@ import falcon
 
 from app.auth import bearer
 from app.responses import send_raw
-from app.validation import item_ref as path_item, json_object, path_id
+from app.validation import item_ref as path_item
+from app.validation import json_object, path_id
 
 
 class HolderResource:

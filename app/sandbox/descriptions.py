@@ -31,8 +31,9 @@ import dataclasses
 import functools
 import re
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import fastjsonschema
 import orjson
@@ -148,7 +149,7 @@ class Description:
         return fill(self.auth_config)
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Description":
+    def from_json(cls, data: dict[str, Any]) -> Description:
         defs = data.get("$defs", {})
         routes = []
         for route in data["routes"]:

@@ -9,7 +9,8 @@ description the sandbox serves.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 class Invalid(Exception):
@@ -46,7 +47,7 @@ class Fault:
         return {k: v for k, v in out.items() if v not in (None, False)}
 
     @classmethod
-    def from_json(cls, data: Any, providers: Iterable[str]) -> "Fault":
+    def from_json(cls, data: Any, providers: Iterable[str]) -> Fault:
         if not isinstance(data, dict):
             raise Invalid("body must be a JSON object")
         provider = data.get("provider")

@@ -31,7 +31,7 @@ class MailCatcher:
         self.messages: collections.deque[dict[str, Any]] = collections.deque(maxlen=MAX_MESSAGES)
         self.controller = None
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: N802 (aiosmtpd's name)
+    async def handle_DATA(self, server, session, envelope) -> str:
         message = email.message_from_bytes(envelope.original_content or envelope.content,
                                            policy=email.policy.default)
         self.messages.append({
@@ -39,7 +39,7 @@ class MailCatcher:
             "from": envelope.mail_from,
             "subject": str(message.get("Subject", "")),
             "text": _text(message),
-            "receivedAt": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "receivedAt": datetime.datetime.now(datetime.UTC).isoformat(),
         })
         return "250 Message accepted for delivery"
 

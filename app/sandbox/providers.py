@@ -12,7 +12,8 @@ import asyncio
 import base64
 import secrets
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs
 
 import falcon

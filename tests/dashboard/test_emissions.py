@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
 import pytest
@@ -65,7 +65,7 @@ async def test_list_filters_by_status_provider_and_time(client, session, make_ri
     assert await ids() == [success["id"], abandoned["id"], failed["id"]]  # newest first
     assert await ids(status="FAILED") == [failed["id"]]
     assert await ids(status=["FAILED", "ABANDONED"]) == [abandoned["id"], failed["id"]]
-    day_ago = (datetime.now(timezone.utc) - timedelta(days=1)).isoformat()
+    day_ago = (datetime.now(UTC) - timedelta(days=1)).isoformat()
     assert await ids(since=day_ago) == [abandoned["id"], failed["id"]]
     assert await ids(until=day_ago) == [success["id"]]
 

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import orjson
 import pytest
 
 from tests.conftest import child_environ
-from tests.fixtures.pipeline import Stack, emission, start_stack, wait_for
 from tests.dashboard.conftest import PASSWORD
+from tests.fixtures.pipeline import Stack, emission, start_stack, wait_for
 
 MISSING_ID = 999_999_999_999
 

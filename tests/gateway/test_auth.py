@@ -15,7 +15,6 @@ from app.gateway import BRANCHES
 from tests.conftest import TEST_SECRETS, child_environ
 from tests.fixtures.channels import api, bearer
 
-
 # Every protected route of every branch: the validator, and the risk items of v1 and v2.
 PROTECTED = [(b, "auth/validator") for b in BRANCHES] + [
     (b, p) for b in ("v1", "v2") for p in ("risk-items", "risk-items/00000000-0000-4000-8000-000000000000")]

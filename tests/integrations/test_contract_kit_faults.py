@@ -11,7 +11,7 @@ storm (two calls for the faulted key, the retry after its backoff).
 from __future__ import annotations
 
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import orjson
@@ -19,8 +19,8 @@ import pytest
 
 from app.orchestrator.registry import ADAPTERS
 from tests.fixtures.pipeline import Stack, start_stack, wait_for
-from tests.integrations.test_faults import FAULTS, SETTINGS, SETTLE_SECONDS
 from tests.fixtures.risk_items import sample
+from tests.integrations.test_faults import FAULTS, SETTINGS, SETTLE_SECONDS
 
 # The code each fault is documented to end in (docs/architecture.md, "Providers that misbehave").
 CODES = {
@@ -38,9 +38,8 @@ ITEMS = 3
 
 @pytest.fixture(scope="module")
 def kstack(admin) -> Iterator[Stack]:
-    with start_stack(**SETTINGS) as started:
-        with started.worker():
-            yield started
+    with start_stack(**SETTINGS) as started, started.worker():
+        yield started
 
 
 def insert(admin, slug: str, count: int, variant: str | None = None) -> list[dict]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.pipeline import final
-
 
 @pytest.fixture
 def service_auth(services) -> dict[str, str]:

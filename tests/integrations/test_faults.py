@@ -12,13 +12,14 @@ import email.utils
 import subprocess
 import sys
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import orjson
 import pytest
 
-from tests.conftest import ROOT, free_port, running
+from tests.conftest import ROOT, free_port
 from tests.fixtures.pipeline import Stack, start_stack, wait_for
 
 SETTINGS = {"INTEGRATION_MAX_ATTEMPTS": "3", "INTEGRATION_RETRY_BASE_SECONDS": "1", "INTEGRATION_RETRY_CAP_SECONDS": "2",
@@ -28,14 +29,13 @@ SETTLE_SECONDS = 15.0  # deadline 2 s + cap 2 s + poll, with room for a loaded m
 
 @pytest.fixture(scope="module")
 def fstack(admin) -> Iterator[Stack]:
-    with start_stack(**SETTINGS) as started:
-        with started.worker():
-            yield started
+    with start_stack(**SETTINGS) as started, started.worker():
+        yield started
 
 
 def _http_date(seconds_from_now: float) -> str:
     return email.utils.format_datetime(
-        datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds_from_now), usegmt=True)
+        datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=seconds_from_now), usegmt=True)
 
 
 FAULTS: dict[str, dict[str, Any]] = {

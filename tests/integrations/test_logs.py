@@ -8,7 +8,6 @@ import orjson
 import structlog
 
 
-
 def lines(text: str) -> list[dict]:
     return [orjson.loads(line) for line in text.splitlines() if line.startswith("{")]
 
@@ -31,9 +30,10 @@ async def test_every_pipeline_line_of_an_emission_carries_the_risk_item_uid(clie
 
 
 async def test_one_json_access_line_per_request_with_the_route_template():
-    from app.middleware import AccessLog, Observe
     import falcon.asgi
     import falcon.testing
+
+    from app.middleware import AccessLog, Observe
 
     stream = io.BytesIO()
     app = falcon.asgi.App(middleware=[Observe(None, AccessLog(stream))])

@@ -6,7 +6,7 @@ again after the renewal: a clear code (PROVIDER_TOKEN_REVOKED), retried by the s
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -20,9 +20,8 @@ IDP = "PROVIDER_C_IDP"
 
 @pytest.fixture(scope="module")
 def cstack(admin) -> Iterator[Stack]:
-    with start_stack(**SETTINGS) as started:
-        with started.worker("--concurrency", "8"):
-            yield started
+    with start_stack(**SETTINGS) as started, started.worker("--concurrency", "8"):
+        yield started
 
 
 def stats(stack: Stack) -> dict:

@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 import uuid
-from typing import Iterator
+from collections.abc import Iterator
 
 import dns.message
 import dns.rdatatype

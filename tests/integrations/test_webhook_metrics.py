@@ -7,8 +7,7 @@ import httpx
 
 from tests.conftest import free_port
 from tests.fixtures.pipeline import wait_for
-from tests.integrations.test_webhooks import (delivery_rows, insert_items, make_partner, received,  # noqa: F401
-                                              sandbox_hook, wstack)
+from tests.integrations.test_webhooks import delivery_rows, insert_items, make_partner, received, sandbox_hook, wstack  # noqa: F401
 
 
 def test_metrics_count_deliveries_by_result_and_the_oldest_pending_age(wstack, admin, make_package):  # noqa: F811 - the fixture imported above

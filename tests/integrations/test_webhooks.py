@@ -15,14 +15,15 @@ import sys
 import threading
 import time
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import orjson
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
-from tests.conftest import ROOT, TEST_SECRETS, free_port, unique
+from tests.conftest import ROOT, free_port, unique
 from tests.fixtures.pipeline import Stack, start_stack, wait_for
 
 SETTINGS = {"INTEGRATION_MAX_ATTEMPTS": "3", "INTEGRATION_RETRY_BASE_SECONDS": "1", "INTEGRATION_RETRY_CAP_SECONDS": "2",
@@ -109,7 +110,7 @@ class Receiver:
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 receiver.requests.append({"path": self.path, "raw": raw.decode(),
                                           "headers": {k.lower(): v for k, v in self.headers.items()}})
@@ -406,7 +407,7 @@ def test_at_most_64_kib_of_an_answer_is_read_and_little_is_kept(wstack, worker, 
     sandbox_hook(wstack)
 
     class Huge(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
             self.send_response(500)
             self.send_header("Content-Length", str(len(big)))

@@ -28,7 +28,7 @@ def test_a_worker_with_a_wrong_secret_loses_nothing(admin, insert_items, make_pa
             rows = wait_for(lambda: (r := _outbox_rows(admin, ids)) and all(x["last_status"] == 401 for x in r) and r,
                             15, "the API refusing the wrong worker")
             metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
-            counted = re.search(r'^insurance_worker_deliveries_total\{result="config_error"\} (\S+)$', metrics, re.M)
+            counted = re.search(r'^insurance_worker_deliveries_total\{result="config_error"\} (\S+)$', metrics, re.MULTILINE)
             assert counted and float(counted.group(1)) >= 3, "counted as configuration errors"
             assert 'insurance_worker_deliveries_total{result="ok"}' not in metrics, "and never as deliveries"
         assert all(r["delivered_at"] is None and r["dead_at"] is None for r in rows), "refused rows stay queued"

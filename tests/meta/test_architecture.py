@@ -31,7 +31,7 @@ SURFACES = ("app.postsales", "app.gateway", "app.integrations", "app.dashboard")
 ENTRY_POINTS = ("app.app", "app.asgi", "app.__main__")
 HTTP_FRAMEWORKS = ("falcon", "uvicorn", "starlette", "fastapi", "aiohttp.web")
 # Table SQL: a statement that reads or writes rows, written in Python.
-TABLE_SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM)\b", re.S)
+TABLE_SQL = re.compile(r"\b(SELECT\s.+\sFROM|INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM)\b", re.DOTALL)
 
 
 def _under(module: str, *packages: str) -> bool:

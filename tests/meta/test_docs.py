@@ -26,7 +26,7 @@ def test_every_relative_link_of_the_docs_leads_to_a_file_and_a_heading():
             assert file.exists(), f"{page.name} links {path}, which does not exist"
             if anchor and file.suffix == ".md":
                 headings = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
-                            for h in re.findall(r"^#+ (.*)$", file.read_text(), re.M)}
+                            for h in re.findall(r"^#+ (.*)$", file.read_text(), re.MULTILINE)}
                 assert anchor[1:] in headings, f"{page.name} links {path}{anchor}: no such heading"
 
 

@@ -59,9 +59,9 @@ def closing_paren(text: str, open_at: int) -> int:
 
 NAME = r'(?:"[^"]+"|[A-Za-z_][A-Za-z_0-9$]*)'
 QUALIFIED = rf"({NAME}(?:\s*\.\s*{NAME})?)"
-CREATE = re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+{QUALIFIED}\s*\(", re.I)
-DROP = re.compile(r"\bDROP\s+(?:FUNCTION|PROCEDURE|ROUTINE)\s+(?:IF\s+EXISTS\s+)?", re.I)
-DROP_SCHEMA = re.compile(rf"\bDROP\s+SCHEMA\s+(?:IF\s+EXISTS\s+)?({NAME}(?:\s*,\s*{NAME})*)\s+CASCADE\b", re.I)
+CREATE = re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:FUNCTION|PROCEDURE)\s+{QUALIFIED}\s*\(", re.IGNORECASE)
+DROP = re.compile(r"\bDROP\s+(?:FUNCTION|PROCEDURE|ROUTINE)\s+(?:IF\s+EXISTS\s+)?", re.IGNORECASE)
+DROP_SCHEMA = re.compile(rf"\bDROP\s+SCHEMA\s+(?:IF\s+EXISTS\s+)?({NAME}(?:\s*,\s*{NAME})*)\s+CASCADE\b", re.IGNORECASE)
 MODES = ("IN", "OUT", "INOUT", "VARIADIC")
 
 
@@ -80,7 +80,7 @@ def argument_types(arglist: str) -> list[str]:
     without its mode and default (OUT arguments are no part of a function's identity)."""
     found = []
     for arg in split_top_level(arglist):
-        arg = re.split(r"\s+DEFAULT\b|\s*=", arg, maxsplit=1, flags=re.I)[0].strip()
+        arg = re.split(r"\s+DEFAULT\b|\s*=", arg, maxsplit=1, flags=re.IGNORECASE)[0].strip()
         first = arg.split(None, 1)
         if first and first[0].upper() in MODES:
             if first[0].upper() == "OUT":
@@ -135,7 +135,7 @@ def dropped(text: str, resolve: Resolver) -> tuple[set[Key], set[tuple[str, str]
     for m in DROP.finditer(sql):
         statement_end = sql.find(";", m.end())
         statement = sql[m.end():len(sql) if statement_end < 0 else statement_end]
-        statement = re.sub(r"\s+(CASCADE|RESTRICT)\s*$", "", statement.strip(), flags=re.I)
+        statement = re.sub(r"\s+(CASCADE|RESTRICT)\s*$", "", statement.strip(), flags=re.IGNORECASE)
         for item in split_top_level(statement):
             paren = item.find("(")
             if paren < 0:

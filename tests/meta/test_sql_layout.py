@@ -24,7 +24,7 @@ from tests.meta.test_sql_catalog import SQL, Resolver, created_functions, listin
 
 TABLE_RE, POLICY_RE, INDEX_RE = CREATED["table"], CREATED["policy"], CREATED["index"]
 TRIGGER_RE = re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+({NAME})\s+.*?\bON\s+({NAME}\.{NAME})"
-                        rf".*?\bEXECUTE\s+(?:FUNCTION|PROCEDURE)\s+({NAME}\.{NAME})", re.I | re.S)
+                        rf".*?\bEXECUTE\s+(?:FUNCTION|PROCEDURE)\s+({NAME}\.{NAME})", re.IGNORECASE | re.DOTALL)
 
 # The bounded waits every deploy script starts with, right after BEGIN (CONTRIBUTING, "SQL").
 BOUNDED_WAITS = ("BEGIN;\nSET LOCAL lock_timeout = '5s';\nSET LOCAL statement_timeout = '5min';\n")
@@ -136,7 +136,7 @@ def test_the_policy_exceptions_hold_only_policies_that_read_a_later_table(layout
             sql = masked((SQL / "deploy" / f"{change}.sql").read_text())
             statements = [" ".join(s.split()) for s in sql.split(";") if s.strip()]
             for s in statements:
-                if not re.match(r"(BEGIN|COMMIT|SET LOCAL|CREATE POLICY|COMMENT ON POLICY)\b", s, re.I):
+                if not re.match(r"(BEGIN|COMMIT|SET LOCAL|CREATE POLICY|COMMENT ON POLICY)\b", s, re.IGNORECASE):
                     problems.append(f"{change}.sql: {s[:80]}")
             for (table, name), homes in layout.policies.items():
                 if change in homes and layout.changes.index(layout.table_change(table)) > layout.changes.index(change):
@@ -201,10 +201,10 @@ def test_every_deploy_script_is_one_transaction_with_bounded_waits():
         if BOUNDED_WAITS not in text or text.index(BOUNDED_WAITS) != sql.find("BEGIN;"):
             problems.append(f"{change}.sql: its first statements after BEGIN are not\n      "
                             + BOUNDED_WAITS.replace("\n", "\n      "))
-        if len(re.findall(r"^\s*BEGIN\s*;", sql, re.M | re.I)) != 1 or \
-                len(re.findall(r"^\s*COMMIT\s*;", sql, re.M | re.I)) != 1:
+        if len(re.findall(r"^\s*BEGIN\s*;", sql, re.MULTILINE | re.IGNORECASE)) != 1 or \
+                len(re.findall(r"^\s*COMMIT\s*;", sql, re.MULTILINE | re.IGNORECASE)) != 1:
             problems.append(f"{change}.sql: not exactly one BEGIN ... COMMIT (a failed deploy must leave nothing)")
-        if re.search(r"\bCONCURRENTLY\b", sql, re.I):
+        if re.search(r"\bCONCURRENTLY\b", sql, re.IGNORECASE):
             problems.append(f"{change}.sql: CONCURRENTLY cannot run in the deploy's transaction")
     fail(problems, "deploy scripts whose waits are not bounded")
 

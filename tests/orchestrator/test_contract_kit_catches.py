@@ -53,7 +53,7 @@ def test_the_kit_fails_an_adapter_that_lost_a_behaviour(broken, tmp_path, admin,
     adapter = copy / "app" / "orchestrator" / "insurers" / module
     adapter.write_text(adapter.read_text() + tail)
     done = run_in(copy, admin, sandbox, "pytest", "-q", "-p", "no:cacheprovider", "-rf", KIT, "-k", slug)
-    failed = set(re.findall(r"^FAILED \S+::(\S+)", done.stdout, re.M))
+    failed = set(re.findall(r"^FAILED \S+::(\S+)", done.stdout, re.MULTILINE))
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     assert expected <= failed, done.stdout[-3000:]
     passed = re.search(r"(\d+) passed", done.stdout)

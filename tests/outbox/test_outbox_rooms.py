@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import types
 import threading
+import types
 import uuid
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
-import httpx
 import orjson
 import pytest
 from standardwebhooks.webhooks import Webhook
@@ -19,8 +19,8 @@ from standardwebhooks.webhooks import Webhook
 from app.db import Database
 from app.outbox.deliverers import ApiBatch, Deliverers, Http, PlainCall, Webhooks, api_client, webhook_client
 from app.outbox.queue import OutboxQueue
-from app.tokens import service_tokens
 from app.outbox.webhooks import EndpointClients, WebhookSender
+from app.tokens import service_tokens
 from app.webhooks import derive_secret
 from tests.conftest import free_port
 
@@ -37,7 +37,7 @@ class Peer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keeps connections alive, as a partner's server does
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 peer.received.append((self.path, self.headers, body, self.client_address[1]))  # names case-insensitive
                 status, answer = peer.answers.get(self.path, (200, {}))
@@ -99,7 +99,7 @@ def row(row_id: int, url: str, body: Any = None, **headers: str) -> dict[str, An
 
 def test_a_plain_call_sends_a_path_to_the_api_with_the_bearer_and_a_url_as_it_is():
     counted: list[str] = []
-    with peer(**{"__api__gone": (503, {"down": True})}) as api, peer() as partner:
+    with peer(__api__gone=(503, {"down": True})) as api, peer() as partner:
         rows = [row(1, "/api/one", **{"X-Outbox-Batch": "/api/many", "X-Custom": "yes"}),
                 row(2, partner.url + "/chat"), row(3, "/api/gone")]
         outcomes = run(_with_http(api.url, lambda http: PlainCall(http).deliver(rows), counted))
@@ -115,7 +115,7 @@ def test_a_plain_call_sends_a_path_to_the_api_with_the_bearer_and_a_url_as_it_is
 
 def test_a_plain_call_to_nobody_is_retried_and_our_apis_401_is_a_configuration_error():
     down = f"http://127.0.0.1:{free_port()}/hook"
-    with peer(**{"__api__x": (401, {}), "__elsewhere": (401, {})}) as api:
+    with peer(__api__x=(401, {}), __elsewhere=(401, {})) as api:
         rows = [row(1, down), row(2, "/api/x"), row(3, api.url + "/elsewhere")]
         outcomes = {o["id"]: o for o in run(_with_http(api.url, lambda http: PlainCall(http).deliver(rows)))}
     assert outcomes[1]["status"] is None and outcomes[1]["error"].startswith("ConnectError")
@@ -132,7 +132,7 @@ def test_an_api_batch_is_one_request_and_each_row_takes_its_own_outcome():
             {"id": first["id"], "status": 200},
             {"id": second["id"], "status": 409, "error": {"code": "EMISSION_IN_PROGRESS"}}]}}
 
-    with peer(**{"__api__many": (200, answer)}) as api:
+    with peer(__api__many=(200, answer)) as api:
         rows = [row(i, "/api/one", **{"X-Outbox-Batch": "/api/many"}) for i in (11, 12, 13)]
         outcomes = {o["id"]: o for o in run(_with_http(api.url, lambda http: ApiBatch(http).deliver(rows)))}
     [(path, headers, body, _)] = api.received
@@ -144,7 +144,7 @@ def test_an_api_batch_is_one_request_and_each_row_takes_its_own_outcome():
 
 
 def test_an_api_batch_refused_whole_gives_every_row_the_answer():
-    with peer(**{"__api__many": (500, {"oops": 1})}) as api:
+    with peer(__api__many=(500, {"oops": 1})) as api:
         rows = [row(i, "/api/one", **{"X-Outbox-Batch": "/api/many"}) for i in (1, 2)]
         outcomes = run(_with_http(api.url, lambda http: ApiBatch(http).deliver(rows)))
     assert [(o["id"], o["status"]) for o in outcomes] == [(1, 500), (2, 500)]

@@ -19,7 +19,7 @@ from tests.conftest import ROOT
 class Recorder(BaseHTTPRequestHandler):
     received: ClassVar[list[tuple[str, Any, dict]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         body = orjson.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.received.append((self.path, self.headers, body))  # names case-insensitive, as HTTP's
         if self.path.endswith("/batch-here"):
@@ -165,7 +165,7 @@ def test_a_slow_peer_is_cut_off_before_the_lease_ends_and_never_delivered_twice(
 class _Unhurried(BaseHTTPRequestHandler):
     """Answers each POST after a short pause, so that deliveries end one by one."""
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         import time
         self.rfile.read(int(self.headers["Content-Length"]))
         time.sleep(0.02)

@@ -86,7 +86,7 @@ async def test_cors_for_the_holder_web_app_preflight_included(ps_client, bearer,
     assert not [h for h in foreign.headers if h.lower().startswith("access-control-")]
 
 
-def test_post_sales_emits_to_the_post_sales_provider(stack, services, admin, insert_items, make_package):  # noqa: F811
+def test_post_sales_emits_to_the_post_sales_provider(stack, services, admin, insert_items, make_package):
     [item] = insert_items(package=make_package(variants=("travel",), post_sales="PROVIDER_A"))
     admin.execute("INSERT INTO insurance.authorized_claimants (email, risk_item_id) VALUES ('poster@example.com', %s)"
                   " ON CONFLICT DO NOTHING", (item["id"],))
@@ -100,7 +100,7 @@ def test_post_sales_emits_to_the_post_sales_provider(stack, services, admin, ins
     assert [r["idempotencyKey"] for r in stack.requests("PROVIDER_A")].count(f"{item['uid']}:PROVIDER_A:POST_SALES") == 1
 
 
-def test_a_failed_post_sales_emission_leaves_metadata_integration_untouched(  # noqa: F811
+def test_a_failed_post_sales_emission_leaves_metadata_integration_untouched(
         stack, services, admin, insert_items, make_package):
     """metadata.integration tells the sales dispatch (the specification); the holder sees a code
     and a generic message, never the provider's own text."""

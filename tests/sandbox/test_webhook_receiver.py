@@ -17,7 +17,7 @@ SECRET = "whsec_" + base64.b64encode(os.urandom(32)).decode()
 def _signed(secret: str, body: str, msg_id: str | None = None) -> dict[str, str]:
     msg_id = msg_id or f"msg_{uuid.uuid4().hex}"
     now = int(time.time())
-    at = datetime.datetime.fromtimestamp(now, tz=datetime.timezone.utc)
+    at = datetime.datetime.fromtimestamp(now, tz=datetime.UTC)
     return {"webhook-id": msg_id, "webhook-timestamp": str(now),
             "webhook-signature": Webhook(secret).sign(msg_id, at, body), "Content-Type": "application/json"}
 

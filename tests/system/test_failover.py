@@ -29,8 +29,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Self
+from typing import Self
 
 import httpx
 import orjson

@@ -10,8 +10,7 @@ from pathlib import Path
 import httpx
 
 from app.config import SECRET_NAMES
-from tests.conftest import (child_environ, free_port, running, start_make_run, stop_make_run, unique,
-                            wait_http)
+from tests.conftest import child_environ, free_port, running, start_make_run, stop_make_run, unique, wait_http
 
 
 def test_make_run_serves_health_and_readiness_then_stops_on_ctrl_c():

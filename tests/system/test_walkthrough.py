@@ -15,7 +15,7 @@ from tests.conftest import ROOT, free_port, start_make_run, stop_make_run, wait_
 
 def walkthrough() -> str:
     readme = (ROOT / "README.md").read_text()
-    block = re.search(r"<!-- walkthrough:start -->\s*```sh\n(.*?)```\s*<!-- walkthrough:end -->", readme, re.S)
+    block = re.search(r"<!-- walkthrough:start -->\s*```sh\n(.*?)```\s*<!-- walkthrough:end -->", readme, re.DOTALL)
     assert block, "README.md has no walkthrough block"
     return block.group(1)
 

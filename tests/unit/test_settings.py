@@ -24,7 +24,7 @@ def test_the_documents_are_written_from_the_declarations():
     example = (ROOT / ".env.example").read_text()
     reference = (ROOT / "docs" / "configuration.md").read_text()
     for item in settings():
-        assert re.search(rf"^#? ?{item.name}=", example, re.M), f".env.example lacks {item.name}"
+        assert re.search(rf"^#? ?{item.name}=", example, re.MULTILINE), f".env.example lacks {item.name}"
         assert f"| `{item.name}` |" in reference, f"docs/configuration.md lacks {item.name}"
 
 

@@ -47,8 +47,8 @@ def utc(value: str | None) -> str:
     except (TypeError, ValueError):
         return str(value)
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
-    return moment.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def target_text(target: Any) -> str:
@@ -95,7 +95,7 @@ def _date(value: str | None, field: str) -> datetime.datetime | None:
     if not value:
         return None
     try:
-        return datetime.datetime.combine(datetime.date.fromisoformat(value), datetime.time(), datetime.timezone.utc)
+        return datetime.datetime.combine(datetime.date.fromisoformat(value), datetime.time(), datetime.UTC)
     except ValueError:
         raise errors.bad_request(f"{field} must be a date (YYYY-MM-DD)", details={"field": field}) from None
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.sandbox.credentials import PROVIDER_A_API_KEY
-from tests.fixtures.pipeline import final, start_stack, wait_for
+from tests.fixtures.pipeline import final, start_stack
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),

@@ -35,7 +35,7 @@ def ids_listed(html: str) -> set[int]:
 
 
 def badge_of(html: str, emission_id: int) -> str:
-    row = re.search(rf'<td><a href="/backoffice/emissions/{emission_id}">.*?</tr>', html, re.S).group()
+    row = re.search(rf'<td><a href="/backoffice/emissions/{emission_id}">.*?</tr>', html, re.DOTALL).group()
     return re.search(r'<span class="badge [^"]*">([^<]+)</span>', row).group(1)
 
 
@@ -170,7 +170,7 @@ async def test_a_stale_last_error_on_a_success_row_is_shown_as_resolved(client, 
         {"at": "2026-11-22T10:00:00Z", "attempt": 1, "code": "PROVIDER_REJECTED", "message": "400", "httpStatus": 400}])
     for path in (f"/backoffice/risk-items/{item['id']}", f"/backoffice/emissions?provider={em['provider']}"):
         html = (await get(client, session, path)).text
-        row = re.search(rf'<td><a href="/backoffice/emissions/{em["id"]}">.*?</tr>', html, re.S).group()
+        row = re.search(rf'<td><a href="/backoffice/emissions/{em["id"]}">.*?</tr>', html, re.DOTALL).group()
         assert "<del><code>PROVIDER_REJECTED</code></del> <span class=\"resolved\">resolved</span>" in row, path
     detail = (await get(client, session, f"/backoffice/emissions/{em['id']}")).text
     assert "Resolved: the insurer took it at a later attempt." in detail

@@ -53,8 +53,8 @@ def heard(admin, make_channel, make_risk_item):
 
 def deliveries(html: str) -> list[tuple[str, str]]:
     """(delivery id, state) of every row of the page's webhook table."""
-    table = re.search(r"<table data-webhooks>.*?</table>", html, re.S).group()
-    return re.findall(r'<tr><td class="id">(\d+)</td>.*?badge-webhook-[a-z]+">([a-z]+)</span>', table, re.S)
+    table = re.search(r"<table data-webhooks>.*?</table>", html, re.DOTALL).group()
+    return re.findall(r'<tr><td class="id">(\d+)</td>.*?badge-webhook-[a-z]+">([a-z]+)</span>', table, re.DOTALL)
 
 
 async def test_the_emission_page_names_the_channel_and_every_delivery_with_its_state(client, session, heard):
@@ -82,7 +82,7 @@ async def test_an_item_of_no_channel_says_so(client, session, make_risk_item, ma
 
 async def test_the_outbox_names_the_channel_and_shows_a_partners_whole_url(client, session, heard):
     html = (await get(client, session, "/backoffice/outbox", "state=dead")).text
-    row = re.search(rf'<td>{heard["rows"][1]["id"]}</td>.*?</tr>', html, re.S)
+    row = re.search(rf'<td>{heard["rows"][1]["id"]}</td>.*?</tr>', html, re.DOTALL)
     assert row, "the dead delivery is listed"
     assert f'<code class="url">{heard["rows"][1]["url"]}</code>' in row.group() and heard["channel"]["name"] in row.group()
     assert heard["channel"]["id"] not in row.group(), "the name, not the raw uuid"
@@ -94,5 +94,5 @@ async def test_audit_targets_link_to_their_pages(client, session, make_risk_item
     assert (await client.simulate_post("/backoffice/emissions/retry", body=body,
                                        headers={**session["headers"], **FORM})).status_code == 303
     html = (await get(client, session, "/backoffice/audit")).text
-    row = re.search(rf"<tr><td>.*?<code>emissions.retry</code>.*?</tr>", html, re.S).group()
+    row = re.search(r"<tr><td>.*?<code>emissions.retry</code>.*?</tr>", html, re.DOTALL).group()
     assert f'<a href="/backoffice/emissions/{em["id"]}">{em["id"]}</a>' in row

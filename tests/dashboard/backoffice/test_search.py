@@ -42,7 +42,7 @@ async def test_each_kind_of_reference_opens_the_risk_item(client, session, polic
         if resp.status_code == 303:
             assert resp.headers["location"] == f"/backoffice/risk-items/{item['id']}", query
         else:
-            row = re.search(rf'<tr><td><a href="/backoffice/risk-items/{item["id"]}">.*?</tr>', resp.text, re.S)
+            row = re.search(rf'<tr><td><a href="/backoffice/risk-items/{item["id"]}">.*?</tr>', resp.text, re.DOTALL)
             assert row and matched in row.group(), (query, resp.text[:500])
 
 
@@ -95,7 +95,7 @@ async def test_emission_lists_show_the_policy_number_and_external_id_with_times_
 async def test_the_packages_page_lists_sales_and_post_sales_integrations(client, session, policy):
     html = (await get(client, session, "/backoffice/packages")).text
     assert "Post-sales Integration" in html and "Sales Integration" in html
-    row = re.search(rf"<tr><td><code>{re.escape(policy['package']['uid'])}</code>.*?</tr>", html, re.S).group()
+    row = re.search(rf"<tr><td><code>{re.escape(policy['package']['uid'])}</code>.*?</tr>", html, re.DOTALL).group()
     assert "Travel gold" in row and "PROVIDER_A" in row and "PROVIDER_B" in row and "travel" in row
     assert policy["channel"]["name"] in row or "—" in row
 
@@ -109,10 +109,10 @@ async def test_a_policy_number_prefix_finds_it_and_the_page_says_what_it_searche
     listed = await client.simulate_get("/backoffice/search", params={"q": stem.lower()}, headers=cookie(session))
     assert listed.status_code == 200
     for item in (first, second):
-        row = re.search(rf'<tr><td><a href="/backoffice/risk-items/{item["id"]}">.*?</tr>', listed.text, re.S)
+        row = re.search(rf'<tr><td><a href="/backoffice/risk-items/{item["id"]}">.*?</tr>', listed.text, re.DOTALL)
         assert row and "policy number prefix" in row.group()
     assert f'href="/backoffice/risk-items/{other["id"]}"' not in listed.text
-    said = re.search(r"<p data-searched>(.*?)</p>", listed.text, re.S).group(1)
+    said = re.search(r"<p data-searched>(.*?)</p>", listed.text, re.DOTALL).group(1)
     assert "policy number, policy number prefix" in said and stem.lower() in said and "begins with it" in said
     longer = await client.simulate_get("/backoffice/search", params={"q": f"{stem}-000"}, headers=cookie(session))
     assert longer.status_code == 200 and "2 risk items" in longer.text, "both still begin with it"

@@ -33,7 +33,7 @@ def audit(admin, action: str, email: str) -> dict:
 
 
 def row_of(html: str, email: str) -> str:
-    return re.search(rf'<tr data-user="{re.escape(email)}">.*?</tr>', html, re.S).group()
+    return re.search(rf'<tr data-user="{re.escape(email)}">.*?</tr>', html, re.DOTALL).group()
 
 
 async def test_the_users_page_lists_every_user_with_its_state_and_live_sessions(client, session, make_user):
