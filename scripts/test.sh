@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The whole suite on a fresh throwaway database: the sqitch round trip, pgTAP, pytest.
-# Exits non-zero on any failure and drops the database at the end.
+# The whole suite: the lint gate and the unit tier first (no database), then on a fresh
+# throwaway database the sqitch round trip, pgTAP and pytest's database tier, the system drills
+# and the meta tests. Exits non-zero on any failure and drops the database at the end.
+# Tiers (tests/): unit/ (no database, seconds), <surface>/ and test_*.py (the database tier,
+# mirroring app/), system/ (drills: upgrade, failover, restarts, make run, walkthrough, memory),
+# meta/ (layout, release, docs, architecture, the SQL's catalog and reference).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +26,26 @@ cleanup() {
   psql_admin -d postgres -c "DROP DATABASE IF EXISTS \"$DB\" WITH (FORCE)" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
+
+say "lint (ruff: pyproject.toml [tool.ruff])"
+.venv/bin/ruff check .
+
+# The unit tier proves it needs no database: its URLs point at a port where nothing listens.
+say "unit tier (tests/unit): no database reachable"
+APP_ENV=test DATABASE_URL=postgresql://nobody@127.0.0.1:1/none ADMIN_DATABASE_URL=postgresql://nobody@127.0.0.1:1/none \
+  .venv/bin/pytest -q -p no:cacheprovider tests/unit
+
+# What this machine lacks (root, chromium) is left out on purpose, and said so here and in
+# pytest's summary; a test that needs it and is not left out fails (tests/conftest.py NEEDS).
+lacking=""
+if [ "$(id -u)" != 0 ]; then
+  lacking+=" and not needs_root"
+  say "WARNING: not root: the tests marked needs_root (failover drill, PostgreSQL restarts) DO NOT RUN"
+fi
+if [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] && ! command -v chromium >/dev/null; then
+  lacking+=" and not needs_chromium"
+  say "WARNING: no chromium: the tests marked needs_chromium (back-office pages, API reference) DO NOT RUN"
+fi
 
 say "npm tools of the partner-client test (scripts/node-tools.sh)"
 scripts/node-tools.sh
@@ -65,16 +89,17 @@ export ADMIN_DATABASE_URL=$ADMIN_URL
 if [ $# -eq 0 ]; then
   # Alone and first: it restarts the cluster, which no other test's connections would survive.
   say "reliability: PostgreSQL restarts in the middle of a batch"
-  .venv/bin/pytest -m restarts_postgres
-  say "pytest: the rest"
-  .venv/bin/pytest -m "not restarts_postgres and not upgrade and not failover"
+  # 5 (nothing collected): every such test was left out above, and said so.
+  .venv/bin/pytest -m "restarts_postgres$lacking" || [ $? = 5 ]
+  say "pytest: the rest (the unit tier ran above)"
+  .venv/bin/pytest -m "not restarts_postgres and not upgrade and not failover$lacking" --ignore=tests/unit
   # Databases of their own: the newest release deployed from git, filled, HEAD deployed over it;
   # once with data, once under live traffic (prints the longest pause). Skipped before a release.
   say "upgrade: the newest release to HEAD (tests/system/test_upgrade.py)"
-  .venv/bin/pytest -m upgrade -p no:cacheprovider tests/system/test_upgrade.py
+  .venv/bin/pytest -m "upgrade$lacking" -p no:cacheprovider tests/system/test_upgrade.py
 else
   set +e
-  .venv/bin/pytest -m "not restarts_postgres and not failover" "$@"
+  .venv/bin/pytest -m "not restarts_postgres and not failover$lacking" "$@"
   rc=$?
   set -e
   # 5: no test left (only tests/system/test_failover.py named): the drill below runs it.
@@ -85,7 +110,7 @@ fi
 # removed at the end): the whole suite, or when tests/system/test_failover.py is named.
 if [ $# -eq 0 ] || [[ " $* " == *test_failover* ]]; then
   say "failover drill: a pg_auto_failover formation of its own (tests/system/test_failover.py)"
-  .venv/bin/pytest -m failover -p no:cacheprovider tests/system/test_failover.py
+  .venv/bin/pytest -m "failover$lacking" -p no:cacheprovider tests/system/test_failover.py || [ $? = 5 ]
 fi
 
 # The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once
@@ -99,6 +124,6 @@ if [ $# -eq 0 ] || [ "$*" = tests ]; then
   scripts/pgbouncer.sh start "$bouncer_port" "$bouncer_dir"
   DATABASE_LISTEN_URL=$DATABASE_URL \
   DATABASE_URL=postgresql://insurance_app@127.0.0.1:$bouncer_port/$DB DB_STATEMENT_CACHE_SIZE=0 \
-    .venv/bin/pytest -m "not restarts_postgres" -p no:cacheprovider -q \
+    .venv/bin/pytest -m "not restarts_postgres$lacking" -p no:cacheprovider -q \
       tests/postsales tests/gateway tests/integrations/test_pipeline.py tests/integrations/test_worker_wakeups.py
 fi

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -35,6 +36,46 @@ pytest_plugins = ("tests.fixtures.channels", "tests.fixtures.pipeline")
 
 # Fixed secrets, so that tests can sign tokens of every surface themselves.
 TEST_SECRETS = {name: f"test-{name.lower()}-0123456789abcdef0123456789abcdef" for name in SECRET_NAMES}
+
+
+# What a test needs of the machine beyond PostgreSQL, as a marker: a test that needs what the
+# machine lacks fails, never skips; a run leaves it out only on purpose (-m "not needs_root",
+# as scripts/test.sh does on such a machine) and the summary says so in capitals.
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium (CHROMIUM names another), or None."""
+    return CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+
+
+NEEDS = {
+    "needs_root": (lambda: os.geteuid() == 0,
+                   "root (pg_autoctl and pg_ctlcluster run as postgres through runuser; a device node is made)"),
+    "needs_chromium": (lambda: chromium_path() is not None,
+                       "Debian's chromium (scripts/setup.sh installs it; CHROMIUM names another)"),
+}
+_left_out: dict[str, int] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for marker, (present, what) in NEEDS.items():
+        if item.get_closest_marker(marker) and not present():
+            pytest.fail(f"this test needs {what}, which this machine lacks: leave it out on purpose with "
+                        f"-m 'not {marker}' (scripts/test.sh does, and says so)", pytrace=False)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    for item in items:
+        for marker in NEEDS:
+            if item.get_closest_marker(marker):
+                _left_out[marker] = _left_out.get(marker, 0) + 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    for marker, count in _left_out.items():
+        terminalreporter.write_line(f"NOT RUN ON PURPOSE: {count} test(s) marked {marker} (they need "
+                                    f"{NEEDS[marker][1]})", red=True, bold=True)
 
 
 def child_environ(**overrides: str) -> dict[str, str]:

@@ -124,7 +124,7 @@ def test_development_processes_share_one_secrets_file(tmp_path):
     assert third.secret("SERVICE_ROLE_SECRET") == first.secret("SERVICE_ROLE_SECRET")
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="making a device node needs root")
+@pytest.mark.needs_root  # making a device node
 def test_a_secrets_file_that_is_no_regular_file_stops_start_up_and_is_left_alone(tmp_path):
     device = tmp_path / "null"
     os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 3))  # /dev/null's twin

@@ -42,8 +42,7 @@ async def test_docs_lists_the_partner_and_holder_documents_and_internal_only_whe
         assert (await client.simulate_get(f"/docs/assets/{name}")).status_code == 404, name
 
 
-@pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),
-                    reason="Debian's chromium is not installed (scripts/setup.sh installs it)")
+@pytest.mark.needs_chromium
 def test_the_reference_renders_in_chromium_with_no_request_leaving_the_machine(tmp_path):
     from playwright.sync_api import sync_playwright
     port = free_port()

@@ -45,7 +45,7 @@ from tests.fixtures.pipeline import Stack, wait_for
 
 pytestmark = [
     pytest.mark.failover,
-    pytest.mark.skipif(os.geteuid() != 0, reason="pg_autoctl runs as postgres: the drill needs root (runuser)"),
+    pytest.mark.needs_root,  # pg_autoctl runs as postgres (runuser)
 ]
 
 HA = str(ROOT / "scripts" / "ha.sh")

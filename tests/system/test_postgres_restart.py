@@ -7,7 +7,6 @@ survive it. It needs root (pg_ctlcluster), as on CI and `make test` machines.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 
 import psycopg
@@ -30,7 +29,7 @@ def count(sql: str, *params) -> int:
         return -1  # the database is restarting
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("pg_ctlcluster"), reason="restarting PostgreSQL needs root")
+@pytest.mark.needs_root  # pg_ctlcluster restarts the cluster as postgres
 def test_postgres_restart_mid_batch_loses_and_doubles_nothing(stack, insert_items):
     stack.fault(provider="PROVIDER_A", count=200, delay=0.3)  # slow enough to be mid-batch
     items = insert_items(200)

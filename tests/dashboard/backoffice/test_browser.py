@@ -14,8 +14,7 @@ from app.sandbox.credentials import PROVIDER_A_API_KEY
 from tests.fixtures.pipeline import final, start_stack
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),
-                                reason="Debian's chromium is not installed (scripts/setup.sh installs it)")
+pytestmark = pytest.mark.needs_chromium
 
 # WCAG 2 contrast of an element's text against the first opaque background up its ancestors.
 CONTRAST = """el => {

@@ -18,8 +18,7 @@ import pytest
 from tests.conftest import child_environ, free_port, running, unique
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists() and not shutil.which("chromium"),
-                                reason="Debian's chromium is not installed (scripts/setup.sh installs it)")
+pytestmark = pytest.mark.needs_chromium
 WIDTHS = (1280, 900)
 
 # What the page shows that it should not: a list of sentences (empty when the layout holds).
