@@ -27,25 +27,6 @@ from app.addresses import parse_trusted
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Every secret, with the line docs/configuration.md and .env.example show for it. Production
-# needs each of them, at least 32 bytes and all different.
-SECRETS = {
-    "POSTSALES_JWT_SECRET": "signs holder tokens",
-    "OTP_HASH_SECRET": "key of the OTP hash",
-    "AUTH_SECRET": "gateway `v1` token secret",
-    "AUTH_SECRET_V2": "gateway `v2` token secret",
-    "AUTH_IA_SECRET": "gateway `ia/v1` token secret",
-    "AUTH_IA_SECRET_V2": "gateway `ia/v2` token secret",
-    "AUTH_INTEGRATION_SECRET": "gateway `integrations/v1` token secret",
-    "AUTH_INTEGRATION_SECRET_V2": "gateway `integrations/v2` token secret",
-    "SERVICE_ROLE_SECRET": "service-role bearer of `/api/integrations/*`: the worker signs, the API verifies, "
-                           "so both hold the same value (outside development a worker without it refuses to start)",
-    "WEBHOOK_SECRET_KEY": "partners' webhook secrets derive from it (docs/webhooks.md): the same in the command "
-                          "line and the worker; changing it changes every partner's secret",
-    "DEVICE_TOKEN_SECRET": "signs device tokens: a holder's `device_token` and an operator's `device` cookie "
-                           "(docs/security.md, Devices); changing it ends every device's exemption",
-}
-SECRET_NAMES = tuple(SECRETS)
 MIN_SECRET_BYTES = 32
 DEV_ENV_FILE = ROOT / ".env.development"
 
@@ -242,21 +223,52 @@ def setting(name: str, default: str, doc: str, kind: Callable[[str, str], Any] =
     return dataclasses.field(default=kind(name, default), metadata={"setting": declared})
 
 
+# The groups of the documents, in their order.
+MODE, DB, HTTP, HOLDERS, PARTNERS, EMISSIONS, WORKER, OPS = GROUPS = (
+    "Mode and secrets", "Database", "HTTP", "Holders (post-sales)", "Partners (gateway and webhooks)",
+    "Emissions and providers", "Worker", "Operations")
+
+
+def secret(name: str, doc: str) -> Setting:
+    """A secret's declaration: no default (production refuses to start without it; development
+    draws it into DEV_ENV_FILE, test per process)."""
+    return Setting(name, "", doc, text, MODE)
+
+
+# Every secret: declared as the other settings are (its variable and its line in the documents),
+# read by from_env into Config.secrets. Production needs each of them, at least 32 bytes and all
+# different.
+SECRETS = {item.name: item for item in (
+    secret("POSTSALES_JWT_SECRET", "signs holder tokens"),
+    secret("OTP_HASH_SECRET", "key of the OTP hash"),
+    secret("AUTH_SECRET", "gateway `v1` token secret"),
+    secret("AUTH_SECRET_V2", "gateway `v2` token secret"),
+    secret("AUTH_IA_SECRET", "gateway `ia/v1` token secret"),
+    secret("AUTH_IA_SECRET_V2", "gateway `ia/v2` token secret"),
+    secret("AUTH_INTEGRATION_SECRET", "gateway `integrations/v1` token secret"),
+    secret("AUTH_INTEGRATION_SECRET_V2", "gateway `integrations/v2` token secret"),
+    secret("SERVICE_ROLE_SECRET", "service-role bearer of `/api/integrations/*`: the worker signs, the API verifies, "
+           "so both hold the same value (outside development a worker without it refuses to start)"),
+    secret("WEBHOOK_SECRET_KEY", "partners' webhook secrets derive from it (docs/webhooks.md): the same in the command "
+           "line and the worker; changing it changes every partner's secret"),
+    secret("DEVICE_TOKEN_SECRET", "signs device tokens: a holder's `device_token` and an operator's `device` cookie "
+           "(docs/security.md, Devices); changing it ends every device's exemption"),
+)}
+SECRET_NAMES = tuple(SECRETS)
+
+
 # Variables read outside Config's fields, documented with the rest.
 PROCESS_SETTINGS = (
     Setting("DEV_ENV_FILE", ".env.development",
             "development only: the shared secrets file (mode 0600, git-ignored) that `make run`, its processes "
             "and any `python -m app worker` or `serve` started beside it read; delete it to draw new secrets. It may "
-            "carry any other setting as well (`NAME=value` lines); the environment wins", path, "Mode and secrets",
+            "carry any other setting as well (`NAME=value` lines); the environment wins", path, MODE,
             shown="`.env.development` (development only)"),
     Setting("PROMETHEUS_MULTIPROC_DIR", "",
             "where the processes of one `serve --workers N` keep their metrics (set by `serve` itself); set it "
-            "only to choose the directory (empty at start)", text, "Operations", shown="(set by `serve --workers N`)"),
+            "only to choose the directory (empty at start)", text, OPS, shown="(set by `serve --workers N`)"),
 )
 
-DB, HTTP, HOLDERS, PARTNERS, EMISSIONS, WORKER, OPS = (
-    "Database", "HTTP", "Holders (post-sales)", "Partners (gateway and webhooks)", "Emissions and providers",
-    "Worker", "Operations")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,7 +278,7 @@ class Config:
         "`production`, `development` or `test`; `serve` and `worker` refuse to start without it. `production` "
         "refuses a secret that is missing, shorter than 32 bytes or equal to another, and names every one in one "
         "message; `development` reads the secrets the environment does not set from `DEV_ENV_FILE`; `test` "
-        "generates ephemeral ones per process", mode, group="Mode and secrets")
+        "generates ephemeral ones per process", mode, group=MODE)
     database_url: str = setting(
         "DATABASE_URL", "postgresql://insurance_app@127.0.0.1:5432/insurance",
         "the app's login. Every database URL may name several hosts, "
@@ -553,7 +565,8 @@ def declared() -> dict[str, Setting]:
 
 
 def settings() -> list[Setting]:
-    """Every setting in the order of the documents: the mode, the secrets, then Config's fields."""
-    fields = [f.metadata["setting"] for f in dataclasses.fields(Config) if "setting" in f.metadata]
-    secret_settings = [Setting(name, "", doc, text, "Mode and secrets") for name, doc in SECRETS.items()]
-    return [fields[0], PROCESS_SETTINGS[0], *secret_settings, *fields[1:], *PROCESS_SETTINGS[1:]]
+    """Every setting in the order of the documents: group by group (GROUPS), and within a group
+    Config's fields, then the variables read outside them (PROCESS_SETTINGS), then the secrets,
+    each as declared."""
+    every = [*declared().values(), *PROCESS_SETTINGS, *SECRETS.values()]
+    return sorted(every, key=lambda item: GROUPS.index(item.group))

@@ -24,16 +24,15 @@ for it. `make bench-postsales` and `make bench-gateway` run the app on this prot
 """
 from __future__ import annotations
 
-import os
-
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from app.config import Config
 
 MAX_URL_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 # Each header line as sent: name, ": ", value, CRLF.
 _LINE_OVERHEAD = 4
-DEFAULT_HEADERS_TIMEOUT = 10.0
 # A head that fits in one read of at most this size cannot be over either limit.
 _SMALL_HEAD = MAX_HEADER_BYTES
 
@@ -85,10 +84,10 @@ class _Refused(Exception):
 
 
 def headers_timeout() -> float:
-    """HEADERS_TIMEOUT of this process (seconds; `serve` checked it with the rest of the
-    configuration before starting uvicorn, whose worker processes read it here)."""
-    raw = os.environ.get("HEADERS_TIMEOUT", "")
-    return float(raw) if raw else DEFAULT_HEADERS_TIMEOUT
+    """HEADERS_TIMEOUT of this process, read by the configuration as every setting is (its one
+    declaration in app/config.py: the same default, the same checks): uvicorn makes this
+    protocol in each worker process and hands it no configuration of ours."""
+    return Config.from_env().headers_timeout
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):

@@ -75,8 +75,6 @@ def serve(args) -> int:
         # Set before any worker process imports prometheus-client (app/metrics.py): each keeps
         # its figures in this directory and a scrape adds them up.
         metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="insurance-metrics-")
-    # Read by each worker process's protocol (app/server.py), checked here with the rest.
-    os.environ["HEADERS_TIMEOUT"] = repr(config.headers_timeout)
     try:
         # httptools bounded by app/server.py (request line, headers, time to send them). No
         # proxy-header rewriting by uvicorn: the peer stays the peer, and app/addresses.py
