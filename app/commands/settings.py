@@ -14,9 +14,16 @@ INTRO = """# Configuration
 
 Read from the environment when a process starts (`app/config.py`); nothing at import time.
 Each setting is declared once there; this page and `.env.example` are written from that
-declaration by `python -m app settings` (do not edit them by hand). `serve` and `worker` refuse
-to start without `APP_ENV`; `make run` sets `APP_ENV=development`, the Docker image
-`APP_ENV=production`.
+declaration by `python -m app settings` (do not edit them by hand), and so are the flags that
+override some of them (`worker --batch` is `WORKER_BATCH`). `serve` and `worker` refuse to start
+without `APP_ENV`; `make run` sets `APP_ENV=development`, the Docker image `APP_ENV=production`.
+
+How a setting reaches SQL, by one rule: a setting a SQL function needs during a call the app
+makes is an argument of that call (`OUTBOX_MAX_ATTEMPTS` to `outbox.record_deliveries`; several
+settings of one function travel as one JSON object keyed by their camelCase names, as the
+`INTEGRATION_*` backoff does to `integrations.record_emission`); a setting SQL needs with no
+call of the app, a pg_cron job's, is a database setting written by `python -m app migrate`
+(`OUTBOX_RETENTION`, `CRON_HISTORY_RETENTION`). SQL never reads the environment.
 """
 
 
