@@ -82,7 +82,7 @@ import uuid
 
 import pytest
 
-from tests.orchestrator.conftest import sample
+from tests.fixtures.risk_items import sample
 
 pytestmark = pytest.mark.usefixtures("pointed")
 
