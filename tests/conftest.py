@@ -67,8 +67,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
     for item in items:
+        expression = item.config.getoption("markexpr") or ""
         for marker in NEEDS:
-            if item.get_closest_marker(marker):
+            if marker in expression and item.get_closest_marker(marker):  # left out for what it needs
                 _left_out[marker] = _left_out.get(marker, 0) + 1
 
 
