@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import re
 
-from app.cli import actor, add_actor, admin, config_or_exit, fail, print_json
+from app.cli import actor, add_actor, admin, config_or_exit, fail, print_json, setting_flags, with_flags
+
+# The sandbox's flags override its settings (help and checks from app/config.py).
+SANDBOX_FLAGS = {"--port": "sandbox_port", "--smtp-port": "sandbox_smtp_port"}
 
 
 def serve(args) -> int:
@@ -13,11 +16,9 @@ def serve(args) -> int:
 
     from app.logging import configure
     from app.sandbox.app import create_sandbox
-    config = config_or_exit()
+    config = with_flags(config_or_exit(), args, SANDBOX_FLAGS)
     configure(config.log_level)
-    port = args.port or config.sandbox_port
-    smtp_port = args.smtp_port if args.smtp_port is not None else config.sandbox_smtp_port
-    uvicorn.run(create_sandbox(smtp_port, args.host), host=args.host, port=port, loop="uvloop", http="httptools",
+    uvicorn.run(create_sandbox(config.sandbox_smtp_port, args.host), host=args.host, port=config.sandbox_port, loop="uvloop", http="httptools",
                 access_log=False, log_level=config.log_level, timeout_graceful_shutdown=1, log_config=None)
     return 0
 
@@ -49,8 +50,7 @@ def register(subparsers) -> None:
                                               "their identity providers, a chat sink), or "
                                               "`sandbox configure URL` to point the providers at one")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, help="default SANDBOX_PORT (8100)")
-    p.add_argument("--smtp-port", type=int, help="the mail catcher's SMTP port (SANDBOX_SMTP_PORT, 1025; 0: none)")
+    setting_flags(p, SANDBOX_FLAGS)
     p.set_defaults(func=serve)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     c = actions.add_parser("configure", help="point every described insurer (and its "
