@@ -1,6 +1,6 @@
 """The worker's HTTP: aiohttp alone. httpx (the API's client, app/orchestrator) cost a
 webhook about 450 µs more of the worker's CPU than aiohttp's POST, and httpx and aiohttp
-together overran the worker's 48 MB (docs/performance.md "The worker on aiohttp alone").
+together overran the worker's 48 MB (docs/performance-notebook.md "The worker on aiohttp alone").
 tests/outbox/test_worker.py::test_the_worker_process_never_loads_httpx fails if it ever loads httpx.
 
 Only the worker's wing imports this module: the API, which sends no webhook, never loads it
