@@ -18,6 +18,7 @@ import orjson
 import psycopg
 import pytest
 
+from tests import throwaway
 from tests.conftest import ROOT, child_environ, free_port, running, unique, wait_for
 
 MAX_ATTEMPTS = 3
@@ -56,7 +57,9 @@ def start_stack(**settings: str) -> Iterator[Stack]:
     The stack starts from a quiet outbox: rows and retries left by an earlier module's stack
     (whose API is gone) would otherwise be delivered to this one and use up its faults.
     """
+    throwaway.ensure()
     with psycopg.connect(os.environ["ADMIN_DATABASE_URL"], autocommit=True) as conn:
+        throwaway.require(conn, "quiet the outbox and point every insurer at a sandbox of the tests")
         conn.execute("UPDATE outbox.http_requests SET delivered_at = now(), lease_until = NULL "
                      "WHERE delivered_at IS NULL")
         conn.execute("UPDATE insurance.integration_emissions SET status = 'ABANDONED', next_retry_at = NULL "
