@@ -77,6 +77,10 @@ def admin() -> Iterator[psycopg.Connection]:
         yield conn
 
 
+def pytest_configure(config) -> None:
+    throwaway._pytest_config.append(config)
+
+
 def pytest_sessionfinish(session, exitstatus) -> None:
     throwaway.drop_made()  # the database this run made for itself, if it made one
 

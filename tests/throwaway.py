@@ -25,6 +25,18 @@ from psycopg import sql
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "throwaway test database"
 _made: list[str] = []  # the database this process made, dropped by drop_made()
+_pytest_config: list = []  # the session's pytest config (tests/conftest.py), to print past its capture
+
+
+def _say(text: str) -> None:
+    """Shown on the terminal even from inside a test (pytest captures what a test prints)."""
+    capture = _pytest_config[0].pluginmanager.getplugin("capturemanager") if _pytest_config else None
+    if capture is None:
+        sys.stderr.write(text)
+        return
+    with capture.global_and_fixture_disabled():
+        sys.stderr.write(text)
+        sys.stderr.flush()
 
 
 def _server() -> tuple[str, str]:
@@ -60,7 +72,7 @@ def ensure() -> None:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(MARK)))
     _made.append(name)
-    sys.__stderr__.write(f"\n[tests] no DATABASE_URL: deploying a throwaway database {name} "
+    _say(f"\n[tests] no DATABASE_URL: deploying a throwaway database {name} "
                          "(python -m app migrate; dropped at the end)\n")
     from tests.conftest import child_environ
     env = child_environ(ADMIN_DATABASE_URL=admin_url, DATABASE_URL=f"postgresql://insurance_app@{host}:{port}/{name}",
@@ -68,7 +80,7 @@ def ensure() -> None:
                         SQITCH_EMAIL=os.environ.get("SQITCH_EMAIL", "pytest@insurance.invalid"))
     deploy = subprocess.run([sys.executable, "-m", "app", "migrate"], cwd=ROOT, env=env, capture_output=True,
                             text=True, timeout=900)
-    sys.__stderr__.write(deploy.stdout + deploy.stderr)
+    _say(deploy.stdout + deploy.stderr)
     if deploy.returncode != 0:
         drop_made()
         raise RuntimeError(f"python -m app migrate failed for the throwaway database (exit {deploy.returncode})")
