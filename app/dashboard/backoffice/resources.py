@@ -61,12 +61,20 @@ def target_text(target: Any) -> str:
     return "" if target is None else str(target)
 
 
-def target_links(action: str, targets: Any) -> list[tuple[str, str | None]]:
-    """An audit row's targets as (text, link to its page or None): emissions to their page, a
-    risk item uid through the search (which opens its page), users, packages and outbox rows to
-    their lists. A channel has no page; its id stays text."""
+# What an audit row's bare number or id is, by its action's area: "emission 12", "outbox row 7".
+TARGET_LABELS = {"emissions": "emission", "outbox": "outbox row", "channels": "channel", "packages": "package",
+                 "orders": "risk item"}
+
+
+def target_links(action: str, targets: Any,
+                 channels: dict[str, str] | None = None) -> list[tuple[str, str, str | None]]:
+    """An audit row's targets as (label, text, link to its page or None): emissions to their
+    page, a risk item uid through the search (which opens its page), users, packages and outbox
+    rows to their lists. A channel has no page: it shows by its name (`channels`: id -> name,
+    from dashboard.list_audit), its id only when the channel is gone."""
     items = targets if isinstance(targets, list) else [targets]
     area = action.split(".")[0]
+    names = channels or {}
     def link(target: Any) -> str | None:
         if isinstance(target, (dict, list)) or target is None:
             return None
@@ -77,7 +85,13 @@ def target_links(action: str, targets: Any) -> list[tuple[str, str | None]]:
             return f"/backoffice/search?{urlencode({'q': text})}"
         return {"users": "/backoffice/users", "packages": "/backoffice/packages",
                 "outbox": "/backoffice/outbox"}.get(area)
-    return [(target_text(t), link(t)) for t in items]
+    def label(target: Any) -> str:
+        return "" if isinstance(target, (dict, list)) or target is None else TARGET_LABELS.get(area, "")
+
+    def text(target: Any) -> str:
+        return names.get(str(target), target_text(target)) if area == "channels" else target_text(target)
+    return [(label(t), text(t), link(t)) for t in items]
+
 
 
 _env.filters["utc"] = utc
