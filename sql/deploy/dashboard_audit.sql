@@ -1,7 +1,7 @@
 -- Deploy insurance:dashboard_audit to pg
 -- The back-office audit page: the audit log, newest first
 -- Reworked after v1.0.0 (issue 42): the page names the channels its rows target (the dashboard
--- role cannot read the channels). Restated whole (CREATE OR REPLACE: it runs over v1.0.0's).
+-- role cannot read the channels). Restated whole (CREATE OR REPLACE: it runs over the released one).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
