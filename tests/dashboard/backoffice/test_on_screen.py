@@ -75,7 +75,7 @@ SEEN = """([needs]) => {
 
 
 @pytest.fixture
-def on_call(admin, make_package, make_risk_item, make_channel, make_emission):
+def on_call(admin, make_package, make_risk_item, make_channel, make_emission):  # noqa: F811
     """What an operator on call meets: two long policy numbers sharing a beginning (one in
     trouble), a long error, a partner with a long webhook URL, many channels in the audit log."""
     hooked = make_channel(integration_payload={"webhooks": [HOOK]})
