@@ -8,6 +8,19 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
+
+VENV = Path(__file__).resolve().parents[1] / ".venv"
+
+
+def _outside_the_environment(missing: ModuleNotFoundError) -> None:
+    """A library missing because this is not the project's interpreter (the system `python3`):
+    one line saying which one to use, not a traceback. Inside the environment, the error as is."""
+    if (missing.name or "app").split(".")[0] == "app" or Path(sys.prefix).resolve() == VENV.resolve():
+        raise missing
+    sys.exit(f"python -m app runs in the project's environment ({missing.name} is not installed for "
+             f"{sys.executable}): use .venv/bin/python -m app {' '.join(sys.argv[1:])}".rstrip()
+             + " (make setup creates .venv)")
 
 # structlog looks for rich (pretty console tracebacks) and greenlet when they are installed:
 # in a development venv the test tools bring them (schemathesis, playwright). Our processes
@@ -16,7 +29,10 @@ import sys
 for _optional in ("rich", "greenlet"):
     sys.modules.setdefault(_optional, None)
 
-from app.cli import Parser
+try:
+    from app.cli import Parser
+except ModuleNotFoundError as _missing:
+    _outside_the_environment(_missing)
 
 # Command -> the module whose `register(subparsers)` adds it; each sets `func(args) -> int`.
 COMMANDS = {
@@ -54,4 +70,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ModuleNotFoundError as missing:  # a command's own libraries, imported when it runs
+        _outside_the_environment(missing)

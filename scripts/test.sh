@@ -58,6 +58,9 @@ say "migration lint (squawk, .squawk.toml)"
 
 say "sqitch: deploy, verify, revert everything, deploy again ($DB)"
 psql_admin -d postgres -c "CREATE DATABASE \"$DB\""
+# Tests repoint the insurers and quiet the outbox only in a database that says it was made
+# for them (tests/throwaway.py), never in a running stack's.
+psql_admin -d postgres -c "COMMENT ON DATABASE \"$DB\" IS 'throwaway test database'"
 sqitch deploy --verify "$TARGET"
 sqitch verify "$TARGET"
 sqitch revert -y "$TARGET"

@@ -1,7 +1,7 @@
 """Shared fixtures: the app over ASGI, an operator connection, data factories, live processes.
 
 Tests run against the real PostgreSQL database that `make test` deployed (DATABASE_URL,
-ADMIN_DATABASE_URL). Each test makes its own data with unique ids instead of truncating, so
+ADMIN_DATABASE_URL), or, when neither is set, one they deploy for themselves (tests/throwaway.py). Each test makes its own data with unique ids instead of truncating, so
 tests never depend on each other's rows.
 """
 from __future__ import annotations
@@ -28,6 +28,7 @@ from psycopg.rows import dict_row
 
 from app.app import Services, build_services, create_app
 from app.config import SECRET_NAMES, Config
+from tests import throwaway
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,6 +82,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
 
 def child_environ(**overrides: str) -> dict[str, str]:
     """The environment for the app or a child process under test."""
+    if "DATABASE_URL" not in overrides:
+        throwaway.ensure()
     # SANDBOX_SMTP_PORT 0: a test's sandbox catches no mail unless the test says where (1025
     # belongs to the developer's `make run`). Every test client calls from 127.0.0.1: the
     # per-IP OTP limits are off unless a test sets them.
@@ -115,8 +118,17 @@ async def client(app):
 @pytest.fixture(scope="session")
 def admin() -> Iterator[psycopg.Connection]:
     """The operator's connection (superuser on the test database), autocommit."""
+    throwaway.ensure()
     with psycopg.connect(os.environ["ADMIN_DATABASE_URL"], autocommit=True, row_factory=dict_row) as conn:
         yield conn
+
+
+def pytest_configure(config) -> None:
+    throwaway._pytest_config.append(config)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    throwaway.drop_made()  # the database this run made for itself, if it made one
 
 
 def unique(prefix: str = "t") -> str:
@@ -256,6 +268,7 @@ def sandbox(admin) -> Iterator[str]:
     from app.sandbox.credentials import auth_configs
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    throwaway.require(admin, "point every insurer at this session's sandbox")
     with running(["sandbox", "--port", str(port)], child_environ(), f"{url}/_sandbox/health"):
         for slug, auth_config in auth_configs(url).items():
             admin.execute("SELECT integrations.set_provider_config(%s, %s)", (slug, orjson.dumps(auth_config).decode()))

@@ -211,3 +211,27 @@ def test_only_app_cli_calls_the_admin_functions():
     callers = [str(p.relative_to(ROOT)) for p in (ROOT / "app").rglob("*.py")
                if "call_admin(" in p.read_text() and p.name not in ("cli.py", "db.py")]
     assert callers == []
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _system_python_lacks_the_libraries() -> bool:
+    import os
+    if not os.path.exists(SYSTEM_PYTHON):
+        return False
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import orjson, falcon"], capture_output=True)
+    return probe.returncode != 0
+
+
+@pytest.mark.skipif(not _system_python_lacks_the_libraries(),
+                    reason="no system python3 without the project's libraries on this machine")
+@pytest.mark.parametrize("args", [["--help"], ["migrate"], ["users", "list"]])
+def test_the_system_python_points_to_the_environment_in_one_line(args):
+    """Issue 42: `python3 -m app` outside .venv printed a ModuleNotFoundError traceback."""
+    done = subprocess.run([SYSTEM_PYTHON, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"})
+    assert done.returncode == 1 and done.stdout == ""
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert f".venv/bin/python -m app {' '.join(args)}" in done.stderr, done.stderr
+

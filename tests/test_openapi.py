@@ -226,3 +226,18 @@ def test_every_partner_body_and_answer_is_a_named_schema(served):
     assert {"WebhookEvent", "WebhookEventData", "WebhookDelivery", "WebhookDeliveryWindowAnswer",
             "WebhookDeliveryListAnswer", "WebhookDeliveryAnswer"} <= set(document["components"]["schemas"])
     assert "webhooks" not in served["/openapi/holder.json"]
+
+
+# What each audience's description must not speak of: routes its document does not hold.
+FOREIGN_WORDS = {"partner": ("tRPC", "RPC", "holder", "post-sales", "dashboard", "integration endpoint"),
+                 "holder": ("tRPC", "RPC", "partner", "gateway", "dashboard", "integration endpoint")}
+
+
+@pytest.mark.parametrize("audience", sorted(FOREIGN_WORDS))
+def test_an_audience_document_describes_only_what_it_holds(served, audience):
+    document = served[f"/openapi/{audience}.json"]
+    description = document["info"]["description"]
+    spoken = [w for w in FOREIGN_WORDS[audience] if w.lower() in description.lower()]
+    assert not spoken, f"the {audience} document's description speaks of {spoken}: {description}"
+    assert "X-Request-Id" in description and "envelope" in description, "the shared paragraph stays"
+    assert not [k for k in document if k.startswith("x-")], "no internal extension leaks into it"

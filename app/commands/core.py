@@ -48,7 +48,11 @@ def migrate(args) -> int:
         command.insert(4, "-y")
         if args.to:
             command += ["--to", args.to]
-    code = subprocess.call(command)
+    # psql's NOTICEs ("relation ... already exists, skipping", "role ... is already a member")
+    # come from statements that are idempotent on purpose, and read as errors on a brand-new
+    # database: the deploy reports warnings and errors only.
+    options = " ".join(filter(None, (os.environ.get("PGOPTIONS"), "-c client_min_messages=warning")))
+    code = subprocess.call(command, env={**os.environ, "PGOPTIONS": options})
     if code == 0 and args.action == "deploy":
         # The retention job reads it from the database at every run.
         with admin_connection(config) as conn:

@@ -217,6 +217,12 @@ def load(branches: Branches) -> dict:
     import yaml  # only when the document is first asked for: a serving process rarely is
 
     document = yaml.safe_load((HERE / "core.yaml").read_text())
+    info = document["info"]
+    intros, shared = info.pop("x-intro"), info.pop("x-shared")
+    # Each audience's description, kept apart from what is served (for_audience picks one).
+    document["x-descriptions"] = {audience: f"{intros[audience].rstrip()}\n{shared.rstrip()}\n"
+                                  for audience in AUDIENCES}
+    info["description"] = document["x-descriptions"]["internal"]
     _merge(document, {"paths": document.pop("paths", {})}, document.pop("x-audience", "internal"))
     templates = {}
     for path in sorted(HERE.glob("*.yaml")):
@@ -249,8 +255,10 @@ def _refs(value: Any) -> Iterator[str]:
 
 def for_audience(document: dict, audience: str) -> dict:
     """The operations of one audience, with only the components, tags and schemes they use."""
-    part = {k: v for k, v in document.items() if k not in ("paths", "components", "tags", "webhooks")}
-    part["info"] = {**document["info"], "title": f"{document['info']['title']} ({audience})"}
+    part = {k: v for k, v in document.items() if k not in ("paths", "components", "tags", "webhooks", "x-descriptions")}
+    # Its own description: a partner's document never speaks of routes it does not hold.
+    part["info"] = {**document["info"], "title": f"{document['info']['title']} ({audience})",
+                    "description": document["x-descriptions"][audience]}
     part["paths"] = {}
     for path, item in document["paths"].items():
         kept = {m: op for m, op in item.items() if m not in METHODS or op.get("x-audience") == audience}

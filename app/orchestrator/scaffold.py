@@ -179,10 +179,18 @@ def new(args) -> int:
     for path, text in written.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
-    print_json({"slug": args.slug, "written": list(written),
-                "next": "python -m app sandbox configure URL (or restart `make run`), then the kit: "
-                        ".venv/bin/pytest tests/orchestrator/test_contract_kit.py -k " + args.slug})
+    print_json({"slug": args.slug, "written": list(written), **hints(args.slug)})
     return 0
+
+
+def hints(slug: str) -> dict[str, str]:
+    """What to do next, as docs/adapters.md says it (a test keeps the two the same): the kit,
+    which makes a database of its own when no DATABASE_URL is set, then the running stack."""
+    module = slug.lower()
+    return {"test": f'.venv/bin/pytest tests/orchestrator/test_contract_kit.py tests/orchestrator/test_insurer_{module}.py '
+                    f'-k "{slug} or {module}"',
+            "then": f"restart `make run`: its sandbox then serves {slug} and its insurers point at it "
+                    "(a new adapter module is found when a process starts)"}
 
 
 def _registered(root: Path) -> set[str]:

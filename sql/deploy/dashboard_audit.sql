@@ -1,13 +1,16 @@
 -- Deploy insurance:dashboard_audit to pg
 -- The back-office audit page: the audit log, newest first
+-- Reworked after v1.0.0 (issue 42): the page names the channels its rows target (the dashboard
+-- role cannot read the channels). Restated whole (CREATE OR REPLACE: it runs over the released one).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
 -- list_audit(before_id, limit): the audit log, newest first, in keyset pages on id:
--- {items[{id, at, actor, onBehalfOf, via, action, targets, result, details}], nextCursor}.
-CREATE FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) RETURNS jsonb
+-- {items[{id, at, actor, onBehalfOf, via, action, targets, result, details}], nextCursor,
+-- channels {id: name} of the channels.* rows' targets (dashboard._channel_json: owner-run)}.
+CREATE OR REPLACE FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) RETURNS jsonb
 LANGUAGE plpgsql STABLE SET search_path = '' AS $$
 DECLARE
   _rows jsonb;
@@ -25,12 +28,22 @@ BEGIN
   RETURN jsonb_build_object(
     'items', coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(_rows) WITH ORDINALITY a(x, n) WHERE n <= _limit), '[]'),
     'nextCursor', CASE WHEN jsonb_array_length(coalesce(_rows, '[]')) > _limit
-                       THEN (_rows -> (_limit - 1) ->> 'id') END);
+                       THEN (_rows -> (_limit - 1) ->> 'id') END,
+    'channels', coalesce((
+      SELECT jsonb_object_agg(t.id, dashboard._channel_json(t.id::uuid) ->> 'name')
+        FROM (SELECT DISTINCT x.target AS id
+                FROM jsonb_array_elements(coalesce(_rows, '[]')) a(row),
+                     jsonb_array_elements_text(CASE WHEN jsonb_typeof(a.row -> 'targets') = 'array'
+                                                    THEN a.row -> 'targets' ELSE '[]' END) x(target)
+               WHERE a.row ->> 'action' LIKE 'channels.%'
+                 AND x.target ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$') t
+       WHERE dashboard._channel_json(t.id::uuid) IS NOT NULL), '{}'));
 END
 $$;
 COMMENT ON FUNCTION dashboard.list_audit(bigint, integer) IS
   'The audit log, newest first, keyset on id: {items [{id, at, actor, onBehalfOf, via, action, targets, '
-  'result, details}], nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
+  'result, details}], nextCursor, channels {id: name} of the channels its channels.* rows target}; raises PT400 '
+  'for a limit outside 1..100. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.list_audit(bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.list_audit(bigint, integer) TO insurance_dashboard, insurance_app;
 

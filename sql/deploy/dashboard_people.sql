@@ -3,6 +3,8 @@
 -- requires: dashboard
 -- The back-office Users page (issue 30): list, disable, enable and end the sessions of
 -- back-office users for a live dashboard session, through the command line's admin functions.
+-- Reworked after v1.0.0 (issue 42): the page refuses to disable the operator's own account and
+-- the last enabled one. Restated whole (CREATE OR REPLACE: it runs over the v1.0.0 functions).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -14,7 +16,7 @@ SET LOCAL ROLE insurance_owner;
 -- backoffice. Any back-office user may manage the others, as any operator at the command line.
 
 -- _as_backoffice(): the check every people function starts with; sets the audit rows' via.
-CREATE FUNCTION dashboard._as_backoffice() RETURNS void
+CREATE OR REPLACE FUNCTION dashboard._as_backoffice() RETURNS void
 LANGUAGE plpgsql SET search_path = '' AS $$
 BEGIN
   IF insurance.claim('role') IS DISTINCT FROM 'dashboard' OR insurance.claim('sub') IS NULL THEN
@@ -30,7 +32,7 @@ COMMENT ON FUNCTION dashboard._as_backoffice() IS
 REVOKE ALL ON FUNCTION dashboard._as_backoffice() FROM PUBLIC;
 
 -- list_users(): every back-office user with its state and live sessions (never a hash).
-CREATE FUNCTION dashboard.list_users() RETURNS jsonb
+CREATE OR REPLACE FUNCTION dashboard.list_users() RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
@@ -48,19 +50,36 @@ COMMENT ON FUNCTION dashboard.list_users() IS
 
 -- disable_user(email), enable_user(email), end_user_sessions(email): the command line's
 -- disable, enable and sessions --end-all, as the session's user, via backoffice.
-CREATE FUNCTION dashboard.disable_user(_email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION dashboard.disable_user(_email text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _target insurance.dashboard_users;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   PERFORM dashboard._as_backoffice();
+  -- One disable at a time: two operators disabling each other at the same moment would each
+  -- see the other enabled, and leave nobody who can log in.
+  PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('dashboard.disable_user'));
+  SELECT * INTO _target FROM insurance.dashboard_users u WHERE u.email = pg_catalog.lower(_email);
+  IF _target.id::text = insurance.claim('sub') AND _target.email = pg_catalog.lower(insurance.claim('email')) THEN
+    RETURN admin._refused(dashboard._actor(), 'users.disable', pg_catalog.jsonb_build_array(_target.email),
+                          'OWN_ACCOUNT', 'you cannot disable your own account: another operator can, or the '
+                          'command line (python -m app users disable --email E)');
+  END IF;
+  IF _target.active AND NOT EXISTS (SELECT FROM insurance.dashboard_users u WHERE u.active AND u.id <> _target.id) THEN
+    RETURN admin._refused(dashboard._actor(), 'users.disable', pg_catalog.jsonb_build_array(_target.email),
+                          'LAST_ENABLED_USER', pg_catalog.format('%s is the last enabled back-office user: nobody '
+                          'could log in', _target.email));
+  END IF;
   RETURN admin.disable_dashboard_user(dashboard._actor(), _email);
 END
 $$;
 COMMENT ON FUNCTION dashboard.disable_user(text) IS
   'admin.disable_dashboard_user as the session''s user, via backoffice: refuses _email''s login and ends their '
-  'sessions; {email, active, sessionsEnded} or the audited refusal {error: USER_NOT_FOUND, message}. Dashboard session only.';
+  'sessions; {email, active, sessionsEnded}, or an audited refusal {error, message}: OWN_ACCOUNT (the session''s own '
+  'user), LAST_ENABLED_USER (nobody else enabled), USER_NOT_FOUND. One at a time. Dashboard session only.';
 
-CREATE FUNCTION dashboard.enable_user(_email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION dashboard.enable_user(_email text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
@@ -72,7 +91,7 @@ COMMENT ON FUNCTION dashboard.enable_user(text) IS
   'admin.enable_dashboard_user as the session''s user, via backoffice: _email may log in again; {email, active} or '
   'the audited refusal {error: USER_NOT_FOUND, message}. Dashboard session only.';
 
-CREATE FUNCTION dashboard.end_user_sessions(_email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION dashboard.end_user_sessions(_email text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');

@@ -7,6 +7,8 @@
 -- Reworked after v0.9.0 (issue 30): a policy number's beginning finds it too (the first 51 in
 -- policy order, through risk_items_policy_uid_prefix_idx: dashboard._policy_prefix_ids), and the
 -- answer says what was searched. Restated whole (CREATE OR REPLACE).
+-- Reworked after v1.0.0 (issue 42): each item found carries its emissions with their states
+-- (dashboard.emission_state), so that the list shows which match is in trouble.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -87,7 +89,13 @@ BEGIN
            'riskItemId', r.id, 'riskItemUid', r.uid, 'policyUid', r.policy_uid, 'status', r.status,
            'variant', r.variant, 'createdAt', r.created_at, 'matched', pg_catalog.to_jsonb(i.matched),
            'package', pg_catalog.jsonb_build_object('uid', p.uid, 'name', p.name),
-           'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END)
+           'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END,
+           -- Its emissions, oldest first, each in the one state the emissions page shows
+           -- (through integration_emissions' unique key on the item; a few per item).
+           'emissions', coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                                           'id', e.id, 'provider', e.provider, 'event', e.event,
+                                           'state', dashboard.emission_state(e.id) ->> 'state') ORDER BY e.id)
+                                    FROM insurance.integration_emissions e WHERE e.risk_item_id = r.id), '[]'))
            ORDER BY r.id DESC)
     INTO _found
     FROM items i
@@ -105,7 +113,8 @@ $$;
 COMMENT ON FUNCTION dashboard.search(text) IS
   'The risk items an operator''s search _q names (policy number in any case, or its beginning, risk item id or uid, emission id, '
   'insurer external id, holder or beneficiary e-mail), newest first, at most 50: {query, searched[] (the kinds looked up), items[{riskItemId, '
-  'riskItemUid, policyUid, status, variant, createdAt, matched[], package{uid,name}, channel{id,name}}], truncated}; '
+  'riskItemUid, policyUid, status, variant, createdAt, matched[], package{uid,name}, channel{id,name}, emissions[{id, '
+  'provider, event, state}]}], truncated}; '
   'each kind is an index lookup. Raises PT400 for an empty or over-long query. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.search(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.search(text) TO insurance_dashboard, insurance_app;

@@ -44,3 +44,13 @@ def test_the_docs_point_only_inside_the_repository():
                 continue  # a URL, not a path
             resolved = (page.parent / path).resolve()
             assert resolved.is_relative_to(ROOT), f"{page.name} points outside the repository: {path}"
+
+
+def test_the_readme_says_what_the_walkthrough_does_with_the_back_office():
+    """Issue 42: the README said the walkthrough "opens" the back-office; it prints the link."""
+    readme = (ROOT / "README.md").read_text()
+    said, block = readme.split("<!-- walkthrough:start -->")[0], readme.split("<!-- walkthrough:start -->")[1]
+    intro = " ".join(said.split("## A newcomer's first ten minutes")[1].split())
+    assert "opens the back-office" not in intro
+    assert "prints the back-office link" in intro
+    assert 'echo "now open $API/backoffice' in block, "the block prints the link, as the README says"

@@ -18,22 +18,25 @@ import pytest
 from app.db import Database
 from app.orchestrator.registry import ADAPTERS
 from app.orchestrator.service import Orchestrator
+from tests import throwaway
 from tests.conftest import ROOT, child_environ
 
 
 def point_providers_at(admin, sandbox_url: str) -> None:
     """Every described insurer's integrations row pointed at the sandbox served at `sandbox_url`."""
     from app.sandbox.credentials import auth_configs
+    throwaway.require(admin, "point every insurer at the sandbox of the tests")
     for slug, auth_config in auth_configs(sandbox_url).items():
         admin.execute("SELECT integrations.set_provider_config(%s, %s)", (slug, orjson.dumps(auth_config).decode()))
 
 
 def copy_repo(target: Path) -> Path:
-    """The code and the tests copied to `target` (a tree to change without touching this one)."""
+    """The code, the tests and the migrations copied to `target` (a tree to change without touching this one)."""
     ignore = shutil.ignore_patterns("__pycache__", "node_modules", "pgtap")
-    for part in ("app", "tests"):
+    for part in ("app", "tests", "sql"):
         shutil.copytree(ROOT / part, target / part, ignore=ignore)
-    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+    for name in ("pyproject.toml", "sqitch.conf", "sqitch.plan"):  # `python -m app migrate` deploys from a copy too
+        shutil.copy(ROOT / name, target / name)
     return target
 
 
@@ -56,6 +59,7 @@ def pointed(admin, sandbox):
 
 @pytest.fixture(scope="session")
 async def db():
+    throwaway.ensure()
     database = Database(os.environ["DATABASE_URL"], 1, 4)
     await database.open()
     yield database

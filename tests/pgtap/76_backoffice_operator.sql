@@ -117,9 +117,12 @@ SELECT is((SELECT count(*) FROM insurance.audit_log WHERE action = 'emissions.re
               AND via = 'backoffice' AND jsonb_array_length(targets) = 2), 1::bigint,
           'one audit row for the whole action, naming every id');
 
--- 5. People from the back-office.
+-- 5. People from the back-office. The session's own user is enabled, as a live session's user
+--    always is (the page never disables the last enabled operator).
 INSERT INTO insurance.dashboard_users (email, password_hash)
-VALUES ('colleague@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA');
+VALUES ('colleague@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA'),
+       ('ops@pgtap.invalid', '$argon2id$v=19$m=8,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA')
+    ON CONFLICT DO NOTHING;
 INSERT INTO insurance.dashboard_sessions (token_hash, user_id, expires_at)
 SELECT public.digest('colleague-' || n, 'sha256'), u.id, now() + interval '1 hour'
   FROM insurance.dashboard_users u, generate_series(1, 2) AS n WHERE u.email = 'colleague@pgtap.invalid';

@@ -61,12 +61,20 @@ def target_text(target: Any) -> str:
     return "" if target is None else str(target)
 
 
-def target_links(action: str, targets: Any) -> list[tuple[str, str | None]]:
-    """An audit row's targets as (text, link to its page or None): emissions to their page, a
-    risk item uid through the search (which opens its page), users, packages and outbox rows to
-    their lists. A channel has no page; its id stays text."""
+# What an audit row's bare number or id is, by its action's area: "emission 12", "outbox row 7".
+TARGET_LABELS = {"emissions": "emission", "outbox": "outbox row", "channels": "channel", "packages": "package",
+                 "orders": "risk item"}
+
+
+def target_links(action: str, targets: Any,
+                 channels: dict[str, str] | None = None) -> list[tuple[str, str, str | None]]:
+    """An audit row's targets as (label, text, link to its page or None): emissions to their
+    page, a risk item uid through the search (which opens its page), users, packages and outbox
+    rows to their lists. A channel has no page: it shows by its name (`channels`: id -> name,
+    from dashboard.list_audit), its id only when the channel is gone."""
     items = targets if isinstance(targets, list) else [targets]
     area = action.split(".")[0]
+    names = channels or {}
     def link(target: Any) -> str | None:
         if isinstance(target, (dict, list)) or target is None:
             return None
@@ -77,7 +85,13 @@ def target_links(action: str, targets: Any) -> list[tuple[str, str | None]]:
             return f"/backoffice/search?{urlencode({'q': text})}"
         return {"users": "/backoffice/users", "packages": "/backoffice/packages",
                 "outbox": "/backoffice/outbox"}.get(area)
-    return [(target_text(t), link(t)) for t in items]
+    def label(target: Any) -> str:
+        return "" if isinstance(target, (dict, list)) or target is None else TARGET_LABELS.get(area, "")
+
+    def text(target: Any) -> str:
+        return names.get(str(target), target_text(target)) if area == "channels" else target_text(target)
+    return [(label(t), text(t), link(t)) for t in items]
+
 
 
 _env.filters["utc"] = utc
@@ -165,12 +179,27 @@ NOTICES = {
     "user-disabled": lambda done, of: f"User disabled; {done} live session{'s' if done != 1 else ''} ended.",
     "user-enabled": lambda done, of: "User enabled: they may log in again (ended sessions stay ended).",
     "sessions-ended": lambda done, of: f"{done} live session{'s' if done != 1 else ''} ended.",
+    "user-own-account": lambda done, of: "You cannot disable your own account: another operator can, "
+                                         "or the command line (python -m app users disable --email E).",
+    "user-last-enabled": lambda done, of: "Not disabled: this is the last enabled user, and nobody could log in.",
 }
+# Notices that say something was refused (shown as an error, not as a success).
+REFUSAL_NOTICES = frozenset({"user-own-account", "user-last-enabled"})
+# What the page's refusal codes become: a notice on the users page (USER_NOT_FOUND stays a 404).
+USER_REFUSALS = {"OWN_ACCOUNT": "user-own-account", "LAST_ENABLED_USER": "user-last-enabled"}
 # POST /backoffice/users/{action}: the SQL function of each action and the notice it leaves.
 USER_ACTIONS = {
     "disable": ("dashboard.disable_user", "user-disabled"),
     "enable": ("dashboard.enable_user", "user-enabled"),
     "end-sessions": ("dashboard.end_user_sessions", "sessions-ended"),
+}
+# The actions that take something away: their button asks first (a page of its own, no script
+# needed), and only a form posted with confirm=yes acts.
+CONFIRMED_USER_ACTIONS = {
+    "disable": ("Disable", "Their login is refused and every live session of theirs ends at once: their open pages "
+                           "go to the login at the next click. Enabling them again lets them log in."),
+    "end-sessions": ("End the sessions of", "Every live session of theirs ends at once: their open pages go to the "
+                                            "login at the next click. They may log in again."),
 }
 
 
@@ -214,7 +243,7 @@ class Pages:
         resp.set_header("Referrer-Policy", "same-origin")
         resp.text = _env.get_template(template).render(
             user=user, csrf=csrf_token(token) if token and user else "", path=req.path,
-            notice=_notice(req), **context)
+            notice=_notice(req), notice_refused=req.get_param("notice") in REFUSAL_NOTICES, **context)
 
     async def _call(self, identity: db.Identity, function: str, *args: Any) -> Any:
         return orjson.loads(await self.services.db.call_as(identity, function, *args))
@@ -385,8 +414,9 @@ class Pages:
 
     async def on_post_user_action(self, req, resp, action: str) -> None:
         """Disable, enable or end the sessions of a back-office user, named by e-mail; the SQL
-        function writes the audit row (via backoffice), refusals included."""
-        claims, _ = await self._session(req)
+        function writes the audit row (via backoffice), refusals included. Disabling and ending
+        sessions first answer a confirmation page; its form (confirm=yes) acts."""
+        claims, user = await self._session(req)
         if action not in USER_ACTIONS:
             return await self.unknown(req, resp)
         form = await self._form(req)
@@ -394,8 +424,14 @@ class Pages:
         if not (isinstance(email, str) and validation.EMAIL_PATTERN.fullmatch(email)
                 and len(email) <= validation.EMAIL_MAX_LENGTH):
             raise errors.bad_request("choose a user", details=[{"field": "email", "message": "an e-mail address"}])
+        if action in CONFIRMED_USER_ACTIONS and form.get("confirm") != "yes":
+            verb, consequence = CONFIRMED_USER_ACTIONS[action]
+            return self._render(resp, "confirm_user.html", req, user, action=action, email=email, verb=verb,
+                                consequence=consequence, own=email.lower() == (user.get("email") or "").lower())
         function, notice = USER_ACTIONS[action]
         outcome = await self._call(claims, function, email)
+        if outcome.get("error") in USER_REFUSALS:
+            raise _after_post("/backoffice/users", USER_REFUSALS[outcome["error"]], 0, 1)
         if "error" in outcome:
             raise errors.ApiError(404, "NOT_FOUND", outcome["message"])
         raise _after_post("/backoffice/users", notice, outcome.get("sessionsEnded", 0), 1)

@@ -14,8 +14,11 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 LIST = "/api/trpc/integrationEmissions.list"
 
 
-async def act(client, session, action: str, email: str, csrf: str | None = None, origin: str | None = None):
+async def act(client, session, action: str, email: str, csrf: str | None = None, origin: str | None = None,
+              confirm: bool = True):
+    """The action's form posted; `confirm`: as the confirmation page posts it (confirm=yes)."""
     body = f"email={email}&csrf={csrf if csrf is not None else csrf_token(session['token'])}"
+    body += "&confirm=yes" if confirm else ""
     headers = {**session["headers"], **FORM, **({"Origin": origin} if origin else {})}
     return await client.simulate_post(f"/backoffice/users/{action}", body=body, headers=headers)
 
@@ -99,3 +102,43 @@ async def test_an_unknown_user_or_action_changes_nothing(client, session, admin)
     assert audit(admin, "users.disable", "nobody-at-all@insurance.invalid")["result"] == "USER_NOT_FOUND"
     assert (await act(client, session, "delete", session["email"])).status_code == 404
     assert (await act(client, session, "disable", "not an e-mail")).status_code == 400
+
+
+def active(admin, email: str) -> bool:
+    return admin.execute("SELECT active FROM insurance.dashboard_users WHERE email = %s", (email,)).fetchone()["active"]
+
+
+@pytest.mark.parametrize("action, asks", [("disable", "Disable"), ("end-sessions", "End the sessions of")])
+async def test_disable_and_end_sessions_ask_first_without_any_script(client, session, make_user, admin, action, asks):
+    """Issue 42: one click disabled an account. The button now leads to a confirmation page (a
+    plain form: it works without JavaScript); only its "Yes" acts."""
+    other = make_user()
+    their_cookie = await logged_in(client, other)
+    asked = await act(client, session, action, other["email"], confirm=False)
+    assert asked.status_code == 200, asked.text
+    assert f"<h1>{asks} {other['email']}?</h1>" in asked.text
+    form = re.search(r'<form method="post" action="/backoffice/users/' + action + r'" data-confirm>.*?</form>',
+                     asked.text, re.DOTALL).group()
+    assert 'name="confirm" value="yes"' in form and f'value="{other["email"]}"' in form and "Yes, " in form
+    assert 'href="/backoffice/users">Cancel</a>' in form
+    assert active(admin, other["email"]) and (await client.simulate_get(LIST, headers=their_cookie)).status_code == 200, \
+        "asking changes nothing"
+    assert audit(admin, f"users.{action.replace('-', '_')}", other["email"]) is None, "and records nothing"
+    done = await act(client, session, action, other["email"])  # the confirmation page's form
+    assert done.status_code == 303
+    assert (await client.simulate_get(LIST, headers=their_cookie)).status_code == 401
+
+
+async def test_an_operator_cannot_disable_their_own_account(client, session, admin):
+    """Issue 42: an operator disabled their own account in one click; with one operator only the
+    command line could undo it. The page offers no Disable on their own row, and refuses the form."""
+    page = await client.simulate_get("/backoffice/users", headers=session["headers"])
+    assert "Disable" not in row_of(page.text, session["email"]) and "(you)" in row_of(page.text, session["email"])
+    refused = await act(client, session, "disable", session["email"].upper())
+    assert refused.status_code == 303 and "notice=user-own-account" in refused.headers["location"]
+    assert active(admin, session["email"])
+    assert audit(admin, "users.disable", session["email"])["result"] == "OWN_ACCOUNT"
+    shown = await client.simulate_get("/backoffice/users", headers=session["headers"],
+                                      query_string=refused.headers["location"].split("?", 1)[1])
+    assert shown.status_code == 200, "still logged in"
+    assert '<p class="notice notice-refused" role="status">You cannot disable your own account' in shown.text

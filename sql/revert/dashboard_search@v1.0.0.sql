@@ -1,0 +1,76 @@
+-- Revert insurance:dashboard_search from pg
+-- Back to v0.9.0: its functions as they were there (CREATE OR REPLACE), without the prefix helper.
+-- What an operator on call types into the back-office's search box: a policy number, a risk
+-- item id or uid, an emission id, the insurer's external id, a holder's or beneficiary's
+-- e-mail. Each kind is one index lookup (the indexes below), never a scan of the risk items.
+-- And the packages page: every package with its "Sales Integration" and "Post-sales
+-- Integration" slugs (the specification's dashboard labels).
+BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
+SET LOCAL ROLE insurance_owner;
+
+CREATE OR REPLACE FUNCTION dashboard.search(_q text) RETURNS jsonb
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _text text := pg_catalog.btrim(_q);
+  _lower text := pg_catalog.lower(pg_catalog.btrim(_q));
+  _number bigint;
+  _uid uuid;
+  _found jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF _text IS NULL OR _text = '' OR pg_catalog.length(_text) > 200 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'a search has 1 to 200 characters', DETAIL = 'BAD_REQUEST';
+  END IF;
+  IF _text ~ '^[0-9]{1,18}$' THEN
+    _number := _text::bigint;
+  END IF;
+  IF _lower ~ '^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$' THEN
+    _uid := _lower::uuid;
+  END IF;
+  WITH hits (risk_item_id, matched) AS (
+         SELECT r.id, 'policy number' FROM insurance.risk_items r WHERE pg_catalog.lower(r.policy_uid) = _lower
+         UNION ALL
+         SELECT r.id, 'risk item id' FROM insurance.risk_items r WHERE r.id = _number
+         UNION ALL
+         SELECT r.id, 'risk item uid' FROM insurance.risk_items r WHERE r.uid = _uid
+         UNION ALL
+         SELECT e.risk_item_id, 'emission id' FROM insurance.integration_emissions e WHERE e.id = _number
+         UNION ALL
+         SELECT e.risk_item_id, 'external id' FROM insurance.integration_emissions e
+          WHERE e.external_id = _text AND e.external_id IS NOT NULL
+         UNION ALL
+         SELECT b.risk_item_id, CASE WHEN b.is_holder THEN 'holder e-mail' ELSE 'beneficiary e-mail' END
+           FROM insurance.beneficiaries b WHERE b.email = _lower AND b.email IS NOT NULL),
+       items AS (
+         SELECT h.risk_item_id, pg_catalog.array_agg(DISTINCT h.matched) AS matched
+           FROM hits h GROUP BY h.risk_item_id ORDER BY h.risk_item_id DESC LIMIT 51)
+  SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           'riskItemId', r.id, 'riskItemUid', r.uid, 'policyUid', r.policy_uid, 'status', r.status,
+           'variant', r.variant, 'createdAt', r.created_at, 'matched', pg_catalog.to_jsonb(i.matched),
+           'package', pg_catalog.jsonb_build_object('uid', p.uid, 'name', p.name),
+           'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END)
+           ORDER BY r.id DESC)
+    INTO _found
+    FROM items i
+    JOIN insurance.risk_items r ON r.id = i.risk_item_id
+    JOIN insurance.packages p ON p.id = r.package_id
+    LEFT JOIN insurance.channels c ON c.id = r.channel_id;
+  _found := coalesce(_found, '[]');
+  RETURN pg_catalog.jsonb_build_object(
+    'query', _text,
+    'items', CASE WHEN pg_catalog.jsonb_array_length(_found) > 50 THEN _found - 50 ELSE _found END,
+    'truncated', pg_catalog.jsonb_array_length(_found) > 50);
+END
+$$;
+COMMENT ON FUNCTION dashboard.search(text) IS
+  'The risk items an operator''s search _q names (policy number in any case, risk item id or uid, emission id, '
+  'insurer external id, holder or beneficiary e-mail), newest first, at most 50: {query, items[{riskItemId, '
+  'riskItemUid, policyUid, status, variant, createdAt, matched[], package{uid,name}, channel{id,name}}], truncated}; '
+  'each kind is an index lookup. Raises PT400 for an empty or over-long query. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard.search(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.search(text) TO insurance_dashboard, insurance_app;
+
+DROP FUNCTION dashboard._policy_prefix_ids(text);
+COMMIT;
