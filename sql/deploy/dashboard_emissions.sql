@@ -1,14 +1,6 @@
 -- Deploy insurance:dashboard_emissions to pg
--- What a dashboard session reads and does: emissions, outbox, audit log, audited retries and beneficiaries sync.
--- Reworked after v0.9.0 (issue 30): every emission carries its state (PENDING, IN_PROGRESS
--- besides its status) and the list filters by it; the detail and the risk item's page name the
--- channel and every partner webhook delivery; the page's counts, its live state and "retry every
--- row that matches". Restated whole (CREATE OR REPLACE: it runs over the v0.9.0 functions).
--- Reworked after v1.0.0 (issue 32): risk_item_emissions (tRPC byRiskItem, the risk item's page)
--- is one query run as the owner: the state of an emission and its JSON are inlined helpers
--- (_emission_state(e, claimed), _emission_json(e, r, state)) instead of a SECURITY DEFINER call
--- per emission, and _risk_item_context (its only caller was risk_item_emissions) is gone;
--- list_emissions looks at the live claims once per page.
+-- The back-office emissions page: an item's emissions, the list, its counts and live state, a detail,
+-- audited retries. CREATE OR REPLACE: it runs over the released functions.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';

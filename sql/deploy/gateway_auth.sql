@@ -1,9 +1,6 @@
 -- Deploy insurance:gateway_auth to pg
--- Reworked after v1.0.0 (issue 32): admit() reads the token's claims once, as a plain expression
--- (a subquery per claim parsed the claims text three times), and the entry points check their
--- role inline, calling require_role() only for another caller. Restated whole; CREATE OR REPLACE,
--- since the released version runs first.
--- API key hash + branch -> channel context and key generation, the only door through channels.
+-- A gateway call let in: API key hash + branch -> channel context and key generation (the only door
+-- through channels), admission, the token validator. CREATE OR REPLACE over the released functions.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';

@@ -1,10 +1,6 @@
 -- Deploy insurance:gateway_risk_items to pg
--- Reworked after v1.0.0 (issue 32): the reads check their role inline, calling require_role()
--- only for another caller, and read the channel claim as a plain expression, not a subquery;
--- the list and the page print their answer's text from the stored documents' text (the same
--- text as before, without a jsonb aggregate of the documents).
--- Restated whole; CREATE OR REPLACE, since the released version runs first.
 -- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
+-- CREATE OR REPLACE: it runs over the released functions.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
