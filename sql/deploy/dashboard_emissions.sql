@@ -246,7 +246,7 @@ DROP FUNCTION IF EXISTS dashboard._risk_item_context(bigint);
 -- One query, run as the owner: what the dashboard role may not read itself (packages and
 -- channels hold no dashboard policy, a channel row holds its key hash; beneficiaries and claims)
 -- joins in the same plan, where a SECURITY DEFINER call per emission (its state) and one for the
--- context cost more than the reads (tRPC byRiskItem, issue 32); the webhook deliveries stay one
+-- context cost more than the reads (tRPC byRiskItem); the webhook deliveries stay one
 -- call of _emission_webhooks. The dashboard's policies on risk_items and integration_emissions
 -- (a session's claims: role dashboard and a subject) are checked first, as they would hide the item.
 -- The item is found by id, or by uid through coalesce: one generic plan serves both, kept for
@@ -308,7 +308,8 @@ GRANT EXECUTE ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) TO insuran
 -- nextCursor is the after_id of the next page, or NULL on the last one.
 -- A status filter reads each status's newest rows through (status, id DESC), one status at a
 -- time, and merges them (PostgreSQL 15 gives no ordered index scan for `= ANY`, and reading by
--- id until a page of a rare status is full reads the table: DESIGN.md §7, issue 23).
+-- id until a page of a rare status is full reads the table: docs/performance.md, "Cost that stays
+-- flat as the tables fill").
 -- Planned once per session (force_generic_plan: left to the plan cache, the status query was
 -- planned again on every call, which doubled its cost), and enable_sort = off: the dashboard's
 -- policy compares claims the planner cannot see, which it estimates at 0.5% of the rows; it

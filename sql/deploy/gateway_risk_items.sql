@@ -8,7 +8,7 @@ SET LOCAL ROLE insurance_owner;
 
 -- The risk-item routes of gateway v1 and v2, one function per route. They run as
 -- insurance_channel (SECURITY INVOKER): which rows a channel sees or creates is decided by
--- the policies of channel_rls, never by a WHERE clause here. Each starts with
+-- the channel's policies on risk_items and beneficiaries, never by a WHERE clause here. Each starts with
 -- gateway.admit() (active channel, rate limit) and returns a gateway.reply. The reads check
 -- their role inline and call require_role() (a call with its own search_path, about 4 us) only
 -- for another caller, which it refuses, or an operator, whom it lets through.
@@ -21,7 +21,7 @@ SET LOCAL ROLE insurance_owner;
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
 -- checks the window (0 <= from <= to, at most 100 items).
--- Flat however many items the channel holds (DESIGN.md §7, issue 23), and planned once per
+-- Flat however many items the channel holds (docs/performance.md), and planned once per
 -- session (force_generic_plan: a plan made again on every call cost as much as the query):
 -- - the window's ids come from the (channel_id, id) or (channel_id, policy_uid) index under a
 --   LIMIT the generic plan sees (100, the largest window; the array is then cut to the
