@@ -1,10 +1,17 @@
 -- Deploy insurance:gateway_risk_items to pg
--- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
--- CREATE OR REPLACE: it runs over the released functions.
+-- One function per risk-item route of gateway v1 and v2, under the channel's RLS. CREATE OR REPLACE
+-- over the released functions (those whose parameters were renamed dropped first).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
+
+-- The rate limit's parameter is named _rate_limit, as gateway.reply and the app name it.
+-- squawk-ignore ban-drop-function -- CREATE OR REPLACE keeps a parameter's name: each made anew below, same signature and grants, in this transaction
+DROP FUNCTION gateway.list_risk_items(integer, integer, integer, text),
+  gateway.page_risk_items(integer, integer, bigint, text),
+  gateway.get_risk_item(integer, bigint, uuid),
+  gateway.create_risk_item(integer, jsonb);
 
 -- The risk-item routes of gateway v1 and v2, one function per route. They run as
 -- insurance_channel (SECURITY INVOKER): which rows a channel sees or creates is decided by
@@ -31,7 +38,7 @@ SET LOCAL ROLE insurance_owner;
 -- - the total is the channel's count kept by the triggers of risk_items, or, for one policy,
 --   a count of that policy's few items;
 -- - the stored documents are looked up by key for the window's rows only.
-CREATE OR REPLACE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
+CREATE OR REPLACE FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -45,7 +52,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -88,7 +95,7 @@ COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
 -- which the app decodes back into `after`. Flat and planned once, as list_risk_items: an
 -- index range from `after` under a LIMIT the generic plan sees (101: the largest page and
 -- one more), and the kept count.
-CREATE OR REPLACE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
+CREATE OR REPLACE FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -103,7 +110,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -134,7 +141,7 @@ COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
 -- get_risk_item(limit, id, uid): one item of the channel, named by its integer id (as the
 -- create answer carries it) or its uid (both: they must name the same item), or PT404
 -- RISK_ITEM_NOT_FOUND (also for another channel's item: RLS hides it).
-CREATE OR REPLACE FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -142,7 +149,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -254,7 +261,7 @@ COMMENT ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) IS
 -- breaks the body's shape or a rule of insurance.risk_items / insurance.beneficiaries,
 -- PT422 UNKNOWN_PACKAGE, PT422 INVALID_VARIANT (not sold by the package), PT409 DUPLICATE_POLICY
 -- (same policy uid in the same package, whichever channel holds it).
-CREATE OR REPLACE FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply         gateway.reply;
@@ -265,7 +272,7 @@ DECLARE
   _b             record;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;

@@ -5,6 +5,8 @@ BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
+-- CREATE OR REPLACE keeps a parameter's name: the functions this version renamed are made anew.
+DROP FUNCTION gateway.token_channel(integer), gateway.admit(integer);
 CREATE OR REPLACE FUNCTION gateway.authorize(_key_hash bytea, _branch text) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE

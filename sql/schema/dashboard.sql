@@ -720,8 +720,8 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('error', 'RATE_LIMITED', 'retryAfter', greatest(_retry_after, 1));
   END;
-  -- A disabled user too (active false): the app says so only once the password is verified
-  -- (issue 30), and login_succeeded opens no session for it.
+  -- A disabled user too (active false): the app says so only once the password is verified,
+  -- and login_succeeded opens no session for it.
   RETURN (SELECT jsonb_build_object('userId', u.id, 'passwordHash', u.password_hash, 'active', u.active)
             FROM insurance.dashboard_users u
            WHERE u.email = lower(_email));

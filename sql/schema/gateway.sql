@@ -103,12 +103,12 @@ CREATE FUNCTION gateway._shape_problems(_value jsonb, _prefix text, _types jsonb
                       ELSE pg_catalog.jsonb_typeof(_value -> t.key) <> (t.value #>> '{}') END) AS p
 $$;
 
-COMMENT ON FUNCTION gateway.admit(_limit integer) IS 'Admits a gateway call: the token''s channel is active, its key generation and branch current, and the per-minute counter under _limit; returns the gateway.reply rate fields (data NULL, or refused when over the limit); raises PT401 INVALID_TOKEN. Channel role (gateway functions).';
+COMMENT ON FUNCTION gateway.admit(_rate_limit integer) IS 'Admits a gateway call: the token''s channel is active, its key generation and branch current, and the per-minute counter under _rate_limit; returns the gateway.reply rate fields (data NULL, or refused when over the limit); raises PT401 INVALID_TOKEN. Channel role (gateway functions).';
 
-REVOKE ALL ON FUNCTION gateway.admit(_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.admit(_limit integer) TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.admit(_rate_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.admit(_rate_limit integer) TO insurance_channel;
 
-CREATE FUNCTION gateway.admit(_limit integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.admit(_rate_limit integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -127,7 +127,7 @@ BEGIN
                     AND _claims ->> 'branch' = ANY (c.branches)) THEN
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'Invalid access token', DETAIL = 'INVALID_TOKEN';
   END IF;
-  IF _limit > 0 THEN
+  IF _rate_limit > 0 THEN
     _window := pg_catalog.date_trunc('minute', pg_catalog.now());
     INSERT INTO insurance.rate_limits AS r (channel_id, window_start, hits)
     VALUES (_channel, _window, 1)
@@ -135,8 +135,8 @@ BEGIN
       SET hits = CASE WHEN r.window_start = EXCLUDED.window_start THEN r.hits + 1 ELSE 1 END,
           window_start = EXCLUDED.window_start
     RETURNING hits INTO _hits;
-    _reply.rate_limit := _limit;
-    _reply.rate_remaining := _limit - _hits;
+    _reply.rate_limit := _rate_limit;
+    _reply.rate_remaining := _rate_limit - _hits;
     _reply.rate_reset := extract(epoch FROM _window + interval '1 minute')::bigint;
   END IF;
   RETURN _reply;
@@ -182,13 +182,13 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) IS 'Admits the call and creates the item with its beneficiaries for the token''s channel: a gateway.reply (201); raises PT400 VALIDATION_ERROR naming every broken field, PT422 UNKNOWN_PACKAGE / INVALID_VARIANT / BENEFICIARY_LIMIT (more than 50), PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY (same policy uid in the package). Channel role.';
+COMMENT ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) IS 'Admits the call and creates the item with its beneficiaries for the token''s channel: a gateway.reply (201); raises PT400 VALIDATION_ERROR naming every broken field, PT422 UNKNOWN_PACKAGE / INVALID_VARIANT / BENEFICIARY_LIMIT (more than 50), PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY (same policy uid in the package). Channel role.';
 
-REVOKE ALL ON FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) TO insurance_app;
 
-CREATE FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) RETURNS gateway.reply
+CREATE FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) RETURNS gateway.reply
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
@@ -201,7 +201,7 @@ DECLARE
   _b             record;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -285,13 +285,13 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) IS 'Admits the call and answers the channel''s item named by _id or _uid: a gateway.reply; raises PT404 RISK_ITEM_NOT_FOUND (also for another channel''s item). Channel role.';
+COMMENT ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) IS 'Admits the call and answers the channel''s item named by _id or _uid: a gateway.reply; raises PT404 RISK_ITEM_NOT_FOUND (also for another channel''s item). Channel role.';
 
-REVOKE ALL ON FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) TO insurance_app;
 
-CREATE FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
+CREATE FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
     LANGUAGE plpgsql
     SET search_path TO ''
     AS $$
@@ -301,7 +301,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -315,13 +315,13 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text) IS 'Admits the call (gateway.admit) and answers the channel''s items _from.._to in creation order, optionally of one policy uid, with the total: a gateway.reply. Channel role.';
+COMMENT ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) IS 'Admits the call (gateway.admit) and answers the channel''s items _from.._to in creation order, optionally of one policy uid, with the total: a gateway.reply. Channel role.';
 
-REVOKE ALL ON FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) TO insurance_app;
 
-CREATE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text) RETURNS gateway.reply
+CREATE FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) RETURNS gateway.reply
     LANGUAGE plpgsql
     SET search_path TO ''
     SET plan_cache_mode TO 'force_generic_plan'
@@ -337,7 +337,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -371,13 +371,13 @@ BEGIN
 END
 $_$;
 
-COMMENT ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) IS 'Takes the rate limit and a window from..to (at most 100); returns the calling channel''s webhook deliveries newest first as {items, from, to} in a gateway.reply; raises PT400 INVALID_WINDOW. Channel role only.';
+COMMENT ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) IS 'Takes the rate limit and a window from..to (at most 100); returns the calling channel''s webhook deliveries newest first as {items, from, to} in a gateway.reply; raises PT400 INVALID_WINDOW. Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) TO insurance_app;
 
-CREATE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -390,7 +390,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'the window needs 0 <= from <= to and at most 100 items',
                           DETAIL = 'INVALID_WINDOW';
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -404,13 +404,13 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text) IS 'Admits the call and answers up to _page_size of the channel''s items after id _after (keyset, gateway v2), optionally of one policy uid, with total and nextCursor: a gateway.reply. Channel role.';
+COMMENT ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) IS 'Admits the call and answers up to _page_size of the channel''s items after id _after (keyset, gateway v2), optionally of one policy uid, with total and nextCursor: a gateway.reply. Channel role.';
 
-REVOKE ALL ON FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) TO insurance_app;
 
-CREATE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text) RETURNS gateway.reply
+CREATE FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) RETURNS gateway.reply
     LANGUAGE plpgsql
     SET search_path TO ''
     SET plan_cache_mode TO 'force_generic_plan'
@@ -427,7 +427,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -452,13 +452,13 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) IS 'Takes the rate limit, a page size (1-100) and the id to start before (NULL: newest); returns the calling channel''s webhook deliveries newest first as {items, nextCursor} in a gateway.reply; raises PT400 INVALID_PAGINATION. Channel role only.';
+COMMENT ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) IS 'Takes the rate limit, a page size (1-100) and the id to start before (NULL: newest); returns the calling channel''s webhook deliveries newest first as {items, nextCursor} in a gateway.reply; raises PT400 INVALID_PAGINATION. Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) TO insurance_app;
 
-CREATE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
+CREATE FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -473,7 +473,7 @@ BEGIN
   IF _page_size IS NULL OR _page_size NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be from 1 to 100', DETAIL = 'INVALID_PAGINATION';
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -494,26 +494,26 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) IS 'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
+COMMENT ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) IS 'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_rate_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) TO insurance_app;
 
-COMMENT ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) IS 'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
+COMMENT ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) IS 'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) TO insurance_app;
 
-CREATE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
+CREATE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) RETURNS gateway.reply
     LANGUAGE sql
     SET search_path TO ''
     AS $$
-  SELECT gateway.redeliver_webhook(_limit, _id, 10)
+  SELECT gateway.redeliver_webhook(_rate_limit, _id, 10)
 $$;
 
-CREATE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -525,7 +525,7 @@ DECLARE
   _new outbox.http_requests;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -558,13 +558,13 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.token_channel(_limit integer) IS 'Admits the call and answers the token''s channel {id, name} (the validator routes): a gateway.reply. Channel role.';
+COMMENT ON FUNCTION gateway.token_channel(_rate_limit integer) IS 'Admits the call and answers the token''s channel {id, name} (the validator routes): a gateway.reply. Channel role.';
 
-REVOKE ALL ON FUNCTION gateway.token_channel(_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.token_channel(_limit integer) TO insurance_channel;
-GRANT ALL ON FUNCTION gateway.token_channel(_limit integer) TO insurance_app;
+REVOKE ALL ON FUNCTION gateway.token_channel(_rate_limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.token_channel(_rate_limit integer) TO insurance_channel;
+GRANT ALL ON FUNCTION gateway.token_channel(_rate_limit integer) TO insurance_app;
 
-CREATE FUNCTION gateway.token_channel(_limit integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.token_channel(_rate_limit integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -574,7 +574,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- as in authorize()
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
