@@ -477,3 +477,28 @@ def test_a_concurrent_index_change_deploys_over_a_failed_build_and_reverts(tmp_p
     finally:
         with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# Tables are never reworked (CONTRIBUTING, "SQL", "Naming a new change"): since this release, a
+# table changes by a small `<table>_<what>` change. risk_items and outbox were reworked before it.
+TABLES_NEVER_REWORKED_SINCE = "v1.0.0"
+
+
+def reworked_table_changes(plan_text: str) -> list[str]:
+    entries = [line.split()[0] for line in plan_text.splitlines() if line.strip() and line[0] not in "%#"]
+    start = entries.index(f"@{TABLES_NEVER_REWORKED_SINCE}") if f"@{TABLES_NEVER_REWORKED_SINCE}" in entries else len(entries)
+    found = []
+    for i, name in enumerate(entries[start:], start):
+        if not name.startswith("@") and name in entries[:i]:
+            path = SQL / "deploy" / f"{name}.sql"
+            if path.exists() and TABLE_RE.search(masked(path.read_text())):
+                found.append(name)
+    return found
+
+
+def test_no_table_is_reworked():
+    found = reworked_table_changes((SQL.parent / "sqitch.plan").read_text())
+    fail([f"{name}: reworked after @{TABLES_NEVER_REWORKED_SINCE}, and its deploy creates a table "
+          f"(a table changes by a new change {name}_<what>)" for name in found], "tables reworked")
+    assert reworked_table_changes(f"risk_items 2026\n@{TABLES_NEVER_REWORKED_SINCE} 2026\n"
+                                  "risk_items [risk_items@v1.0.0] 2026\n") == ["risk_items"]
