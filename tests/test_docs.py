@@ -76,7 +76,8 @@ def changes_gone() -> set[str]:
 
 def frozen_scripts() -> set[str]:
     """sql/ scripts of released changes: frozen (tests/test_release.py), so a name in their
-    comments cannot be corrected; only the scripts that can still change are read."""
+    comments cannot be corrected; only the scripts that can still change are read. Every
+    `<change>@<tag>.sql` is a released copy, whatever tag sqitch named it after."""
     entries = parse_plan((ROOT / "sqitch.plan").read_text())
     tags = [i for i, e in enumerate(entries) if e.is_tag]
     newest = tags[-1] if tags else -1
@@ -84,6 +85,7 @@ def frozen_scripts() -> set[str]:
     for position, _, stem in script_names(entries):
         if position < newest:
             frozen |= {f"sql/{kind}/{stem}.sql" for kind in ("deploy", "revert", "verify")}
+    frozen |= {f"sql/{p.parent.name}/{p.name}" for p in (ROOT / "sql").glob("*/*@*.sql")}
     return frozen
 
 

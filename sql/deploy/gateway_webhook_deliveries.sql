@@ -1,21 +1,13 @@
 -- Deploy insurance:gateway_webhook_deliveries to pg
--- Gateway: a partner's webhook deliveries listed and redelivered. CREATE OR REPLACE over the
--- released functions; those whose parameters were renamed are dropped first.
+-- Gateway: a partner's webhook deliveries listed and redelivered
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
--- The rate limit's parameter is named _rate_limit, as gateway.reply and the app name it.
--- squawk-ignore ban-drop-function -- CREATE OR REPLACE keeps a parameter's name: each made anew below, same signature and grants, in this transaction
-DROP FUNCTION gateway.redeliver_webhook(integer, bigint),
-  gateway.redeliver_webhook(integer, bigint, integer),
-  gateway.page_webhook_deliveries(integer, integer, bigint),
-  gateway.list_webhook_deliveries(integer, integer, integer);
-
 -- list_webhook_deliveries(limit, from, to): the calling channel's deliveries, newest first,
 -- rows from..to (at most 100): {items, from, to}.
-CREATE OR REPLACE FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -26,7 +18,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'the window needs 0 <= from <= to and at most 100 items',
                           DETAIL = 'INVALID_WINDOW';
   END IF;
-  _reply := gateway.admit(_rate_limit);
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -47,7 +39,7 @@ GRANT EXECUTE ON FUNCTION gateway.list_webhook_deliveries(integer, integer, inte
 -- page_webhook_deliveries(limit, page_size, before): keyset pages, newest first: deliveries
 -- older than `before` (NULL: from the newest), {items, nextCursor} (the last id as 8 bytes in
 -- unpadded base64url, NULL on the last page), as gateway.page_risk_items.
-CREATE OR REPLACE FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -60,7 +52,7 @@ BEGIN
   IF _page_size IS NULL OR _page_size NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be from 1 to 100', DETAIL = 'INVALID_PAGINATION';
   END IF;
-  _reply := gateway.admit(_rate_limit);
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -92,7 +84,7 @@ GRANT EXECUTE ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigi
 -- with this limit in its rate fields (the app answers 429 with Retry-After and X-RateLimit-*)
 -- and nothing is queued. Each redelivery is audited as webhooks.redeliver by channel:<id>.
 -- (Issue 29: before, 300 redeliveries of one event in 1.8 s were all queued, unaudited.)
-CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -102,7 +94,7 @@ DECLARE
   _new outbox.http_requests;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
-  _reply := gateway.admit(_rate_limit);
+  _reply := gateway.admit(_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -141,12 +133,12 @@ GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) TO
 
 -- redeliver_webhook(limit, id): v0.9.0's signature, for an app of that release still serving
 -- during an upgrade: the same, at the default WEBHOOK_REDELIVERIES_PER_MINUTE (10).
-CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
 LANGUAGE sql SECURITY INVOKER SET search_path = '' AS $$
-  SELECT gateway.redeliver_webhook(_rate_limit, _id, 10)
+  SELECT gateway.redeliver_webhook(_limit, _id, 10)
 $$;
 COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint) IS
-  'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_rate_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
+  'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
 REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint) TO insurance_channel, insurance_app;
 

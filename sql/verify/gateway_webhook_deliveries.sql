@@ -14,6 +14,3 @@ BEGIN
   ASSERT has_function_privilege('insurance_channel', 'gateway.redeliver_webhook(integer,bigint)', 'EXECUTE'), 'insurance_channel cannot call gateway.redeliver_webhook(integer,bigint)';
 END
 $$;
--- The rate limit's parameter is named _rate_limit.
-SELECT 1 / (proargnames[1] = '_rate_limit')::int FROM pg_catalog.pg_proc
- WHERE oid = 'gateway.list_webhook_deliveries(integer,integer,integer)'::regprocedure;
