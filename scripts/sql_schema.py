@@ -66,9 +66,11 @@ def blocks(dump: str) -> list[Block]:
     return out
 
 
-def _tidy(sql: str) -> str:
+def _tidy(sql: str, kind: str = "") -> str:
     lines = [line for line in sql.strip("\n").splitlines()
              if not re.fullmatch(rf"ALTER .* OWNER TO {OWNER};", line)]
+    if kind == "ACL":  # grants in a stable order (an ACL's order is that of its GRANTs): REVOKEs first
+        lines = sorted(lines, key=lambda line: (not line.startswith("REVOKE"), line))
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip("\n")
 
 
@@ -138,7 +140,7 @@ def render(dump: str) -> dict[str, str]:
             if key[0] in ("table", "view"):
                 out += ["", f"-- {key[0].capitalize()} {schema}.{key[1]} " + "-" * max(3, 80 - len(schema) - len(key[1])
                                                                                        - len(key[0]) - 6), ""]
-            out += [_tidy(p.sql) + "\n" for p in parts if _tidy(p.sql)]
+            out += [_tidy(p.sql, p.kind) + "\n" for p in parts if _tidy(p.sql, p.kind)]
         files[file] = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n") + "\n"
     return dict(sorted(files.items()))
 

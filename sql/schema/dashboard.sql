@@ -6,8 +6,8 @@ CREATE SCHEMA dashboard;
 COMMENT ON SCHEMA dashboard IS 'Functions of the back-office dashboard';
 
 GRANT USAGE ON SCHEMA dashboard TO insurance_anon;
-GRANT USAGE ON SCHEMA dashboard TO insurance_dashboard;
 GRANT USAGE ON SCHEMA dashboard TO insurance_app;
+GRANT USAGE ON SCHEMA dashboard TO insurance_dashboard;
 
 -- Functions of dashboard -------------------------------------------------------
 
@@ -213,8 +213,8 @@ $$;
 COMMENT ON FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text, _lease_seconds integer) IS 'Claims the beneficiaries-sync emission key of the item named by id or uid (integrations.begin_batch''s answer for it, with the provider); audited; raises PT404 NOT_FOUND when the caller cannot see the item, PT401 UNAUTHORIZED without a dashboard session. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text, _lease_seconds integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text, _lease_seconds integer) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text, _lease_seconds integer) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text, _lease_seconds integer) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.begin_beneficiaries_sync(_id bigint, _uid uuid, _claimed_by text, _lease_seconds integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -252,8 +252,8 @@ $$;
 COMMENT ON FUNCTION dashboard.disable_user(_email text) IS 'admin.disable_dashboard_user as the session''s user, via backoffice: refuses _email''s login and ends their sessions; {email, active, sessionsEnded} or the audited refusal {error: USER_NOT_FOUND, message}. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.disable_user(_email text) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.disable_user(_email text) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.disable_user(_email text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.disable_user(_email text) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.disable_user(_email text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -289,14 +289,14 @@ $$;
 COMMENT ON FUNCTION dashboard.emission_counts() IS 'Emissions per state: {SUCCESS, FAILED, ABANDONED (kept counts), PENDING (FAILED and due), IN_PROGRESS (live claims)}; FAILED includes the pending and in-progress ones. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emission_counts() FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.emission_counts() TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.emission_counts() TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.emission_counts() TO insurance_dashboard;
 
 COMMENT ON FUNCTION dashboard.emission_detail(_emission_id bigint) IS '{emission (with errorHistory, state), riskItem, retryPending, channel, webhooks} of emission _emission_id; raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emission_detail(_emission_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.emission_detail(_emission_id bigint) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.emission_detail(_emission_id bigint) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.emission_detail(_emission_id bigint) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.emission_detail(_emission_id bigint) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -330,8 +330,8 @@ $$;
 COMMENT ON FUNCTION dashboard.emission_state(_emission_id bigint) IS '{id, state (PENDING, IN_PROGRESS, FAILED, ABANDONED, SUCCESS), status, attempts} of emission _emission_id; raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emission_state(_emission_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.emission_state(_emission_id bigint) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.emission_state(_emission_id bigint) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.emission_state(_emission_id bigint) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.emission_state(_emission_id bigint) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -353,8 +353,8 @@ $$;
 COMMENT ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) IS 'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts). Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) RETURNS jsonb
     LANGUAGE plpgsql
@@ -370,8 +370,8 @@ $$;
 COMMENT ON FUNCTION dashboard.enable_user(_email text) IS 'admin.enable_dashboard_user as the session''s user, via backoffice: _email may log in again; {email, active} or the audited refusal {error: USER_NOT_FOUND, message}. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.enable_user(_email text) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.enable_user(_email text) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.enable_user(_email text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.enable_user(_email text) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.enable_user(_email text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -387,8 +387,8 @@ $$;
 COMMENT ON FUNCTION dashboard.end_user_sessions(_email text) IS 'admin.end_dashboard_sessions (every live one) as the session''s user, via backoffice: {email, sessionsEnded} or the audited refusal {error: USER_NOT_FOUND, message}. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.end_user_sessions(_email text) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.end_user_sessions(_email text) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.end_user_sessions(_email text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.end_user_sessions(_email text) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.end_user_sessions(_email text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -404,8 +404,8 @@ $$;
 COMMENT ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) IS 'The audit log, newest first, keyset on id: {items [{id, at, actor, onBehalfOf, via, action, targets, result, details}], nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -434,8 +434,8 @@ $$;
 COMMENT ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) IS 'One page of emissions, newest first, filtered by statuses (or the states PENDING, IN_PROGRESS), provider, event and updated_at in [_since, _until), keyset on id: {items, nextCursor}; raises PT400 BAD_REQUEST for a limit outside 1..100. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -523,8 +523,8 @@ $$;
 COMMENT ON FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) IS 'Undelivered outbox rows, live or (_dead) dead letters, oldest first, keyset on id: {items, nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.list_outbox(_dead boolean, _after_id bigint, _limit integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -582,8 +582,8 @@ $$;
 COMMENT ON FUNCTION dashboard.list_packages() IS 'Every package by uid: [{id, uid, name, salesIntegration, postSalesIntegration (the dashboard''s "Post-sales Integration"), variants[] (codes), channels[] (names of the active channels that may sell it), createdAt}]. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.list_packages() FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.list_packages() TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.list_packages() TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.list_packages() TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.list_users() RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -604,8 +604,8 @@ $$;
 COMMENT ON FUNCTION dashboard.list_users() IS 'Every back-office user by e-mail: [{id, email, active, createdAt, liveSessions}] (never a hash). Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.list_users() FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.list_users() TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.list_users() TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.list_users() TO insurance_dashboard;
 
 COMMENT ON FUNCTION dashboard.login_succeeded(_email text, _password_hash text, _token_hash bytea, _ttl_seconds integer, _ip inet, _user_agent text) IS 'dashboard.login_succeeded(..., NULL, NULL): a successful login without a device. Anonymous role.';
 
@@ -749,8 +749,8 @@ $$;
 COMMENT ON FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) IS 'Retries emissions _ids (FAILED and ABANDONED restart as FAILED, due now) and writes one audit row emissions.retry via _via; returns [{id, status, queued}]; raises PT404 for an unknown id (nothing changed). Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -773,8 +773,8 @@ $$;
 COMMENT ON FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _max integer, _dry_run boolean, _via text) IS 'Retries the FAILED and ABANDONED emissions the filters match (newest first, at most _max, none in progress) with one audit row emissions.retry_all via _via; _dry_run only counts. Returns {matched, capped, queued}; raises PT400 for _max outside 1..1000. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _max integer, _dry_run boolean, _via text) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _max integer, _dry_run boolean, _via text) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _max integer, _dry_run boolean, _via text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _max integer, _dry_run boolean, _via text) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _max integer, _dry_run boolean, _via text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -824,8 +824,8 @@ $$;
 COMMENT ON FUNCTION dashboard.retry_outbox(_ids bigint[]) IS 'Puts outbox rows _ids, live or dead, back in the queue (outbox.retry_requests, audited with the session''s user); returns [{id, result}]. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.retry_outbox(_ids bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.retry_outbox(_ids bigint[]) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.retry_outbox(_ids bigint[]) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.retry_outbox(_ids bigint[]) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.retry_outbox(_ids bigint[]) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -844,8 +844,8 @@ $$;
 COMMENT ON FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid) IS '{riskItem (with its package {id, uid, name}, channel {id, name} or null, beneficiaries), emissions (oldest first, each with riskItemUid, policyUid and state), webhooks (every partner delivery of them)} of the risk item named by id _id or uid _uid (both: the same item); raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role (the back-office page and tRPC).';
 
 REVOKE ALL ON FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid DEFAULT NULL::uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -892,8 +892,8 @@ $$;
 COMMENT ON FUNCTION dashboard.search(_q text) IS 'The risk items an operator''s search _q names (policy number in any case, or its beginning, risk item id or uid, emission id, insurer external id, holder or beneficiary e-mail), newest first, at most 50: {query, searched[] (the kinds looked up), items[{riskItemId, riskItemUid, policyUid, status, variant, createdAt, matched[], package{uid,name}, channel{id,name}}], truncated}; each kind is an index lookup. Raises PT400 for an empty or over-long query. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.search(_q text) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.search(_q text) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.search(_q text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.search(_q text) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.search(_q text) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -986,8 +986,8 @@ $$;
 COMMENT ON FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) IS 'The claims (JSON text) of the live session with this token hash, resolved inside the tRPC call''s own statement; raises PT401 UNAUTHORIZED otherwise. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) FROM PUBLIC;
-GRANT ALL ON FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) TO insurance_dashboard;
 GRANT ALL ON FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.session_claims_or_deny(_token_hash bytea) RETURNS text
     LANGUAGE plpgsql STABLE SECURITY DEFINER

@@ -6,8 +6,8 @@ CREATE SCHEMA gateway;
 COMMENT ON SCHEMA gateway IS 'Functions of the partner gateway';
 
 GRANT USAGE ON SCHEMA gateway TO insurance_anon;
-GRANT USAGE ON SCHEMA gateway TO insurance_channel;
 GRANT USAGE ON SCHEMA gateway TO insurance_app;
+GRANT USAGE ON SCHEMA gateway TO insurance_channel;
 
 CREATE TYPE gateway.reply AS (
 	data text,
@@ -185,8 +185,8 @@ $$;
 COMMENT ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) IS 'Admits the call and creates the item with its beneficiaries for the token''s channel: a gateway.reply (201); raises PT400 VALIDATION_ERROR naming every broken field, PT422 UNKNOWN_PACKAGE / INVALID_VARIANT / BENEFICIARY_LIMIT (more than 50), PT403 PACKAGE_NOT_ALLOWED, PT409 DUPLICATE_POLICY (same policy uid in the package). Channel role.';
 
 REVOKE ALL ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) TO insurance_channel;
 
 CREATE FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) RETURNS gateway.reply
     LANGUAGE plpgsql
@@ -288,8 +288,8 @@ $$;
 COMMENT ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) IS 'Admits the call and answers the channel''s item named by _id or _uid: a gateway.reply; raises PT404 RISK_ITEM_NOT_FOUND (also for another channel''s item). Channel role.';
 
 REVOKE ALL ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) TO insurance_channel;
 
 CREATE FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
     LANGUAGE plpgsql
@@ -318,8 +318,8 @@ $$;
 COMMENT ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) IS 'Admits the call (gateway.admit) and answers the channel''s items _from.._to in creation order, optionally of one policy uid, with the total: a gateway.reply. Channel role.';
 
 REVOKE ALL ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) TO insurance_channel;
 
 CREATE FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text) RETURNS gateway.reply
     LANGUAGE plpgsql
@@ -374,8 +374,8 @@ $_$;
 COMMENT ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) IS 'Takes the rate limit and a window from..to (at most 100); returns the calling channel''s webhook deliveries newest first as {items, from, to} in a gateway.reply; raises PT400 INVALID_WINDOW. Channel role only.';
 
 REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) TO insurance_channel;
 
 CREATE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
@@ -407,8 +407,8 @@ $$;
 COMMENT ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) IS 'Admits the call and answers up to _page_size of the channel''s items after id _after (keyset, gateway v2), optionally of one policy uid, with total and nextCursor: a gateway.reply. Channel role.';
 
 REVOKE ALL ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) TO insurance_channel;
 
 CREATE FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text) RETURNS gateway.reply
     LANGUAGE plpgsql
@@ -455,8 +455,8 @@ $$;
 COMMENT ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) IS 'Takes the rate limit, a page size (1-100) and the id to start before (NULL: newest); returns the calling channel''s webhook deliveries newest first as {items, nextCursor} in a gateway.reply; raises PT400 INVALID_PAGINATION. Channel role only.';
 
 REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) TO insurance_channel;
 
 CREATE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
@@ -497,14 +497,14 @@ $$;
 COMMENT ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) IS 'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
 
 REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) TO insurance_channel;
 
 COMMENT ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) IS 'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
 
 REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) TO insurance_channel;
 
 CREATE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
     LANGUAGE sql
@@ -561,8 +561,8 @@ $$;
 COMMENT ON FUNCTION gateway.token_channel(_rate_limit integer) IS 'Admits the call and answers the token''s channel {id, name} (the validator routes): a gateway.reply. Channel role.';
 
 REVOKE ALL ON FUNCTION gateway.token_channel(_rate_limit integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.token_channel(_rate_limit integer) TO insurance_channel;
 GRANT ALL ON FUNCTION gateway.token_channel(_rate_limit integer) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.token_channel(_rate_limit integer) TO insurance_channel;
 
 CREATE FUNCTION gateway.token_channel(_rate_limit integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER

@@ -6,12 +6,12 @@ CREATE SCHEMA insurance;
 COMMENT ON SCHEMA insurance IS 'Tables of the insurance back-end and helpers shared by every surface';
 
 GRANT USAGE ON SCHEMA insurance TO insurance_anon;
-GRANT USAGE ON SCHEMA insurance TO insurance_holder;
-GRANT USAGE ON SCHEMA insurance TO insurance_channel;
-GRANT USAGE ON SCHEMA insurance TO insurance_service;
-GRANT USAGE ON SCHEMA insurance TO insurance_dashboard;
 GRANT USAGE ON SCHEMA insurance TO insurance_app;
+GRANT USAGE ON SCHEMA insurance TO insurance_channel;
 GRANT USAGE ON SCHEMA insurance TO insurance_cron;
+GRANT USAGE ON SCHEMA insurance TO insurance_dashboard;
+GRANT USAGE ON SCHEMA insurance TO insurance_holder;
+GRANT USAGE ON SCHEMA insurance TO insurance_service;
 
 CREATE DOMAIN insurance.email AS text
 	CONSTRAINT email_check CHECK (((VALUE = lower(VALUE)) AND (length(VALUE) <= 254) AND (VALUE ~ '^[^@\s]+@[^@\s]+\.[^@\s]+$'::text)));
@@ -155,8 +155,8 @@ CREATE POLICY authorized_claimants_select_holder ON insurance.authorized_claiman
 
 CREATE POLICY authorized_claimants_select_service ON insurance.authorized_claimants FOR SELECT TO insurance_service USING (true);
 
-GRANT SELECT ON TABLE insurance.authorized_claimants TO insurance_holder;
 GRANT SELECT ON TABLE insurance.authorized_claimants TO insurance_dashboard;
+GRANT SELECT ON TABLE insurance.authorized_claimants TO insurance_holder;
 GRANT SELECT,INSERT,DELETE ON TABLE insurance.authorized_claimants TO insurance_service;
 
 -- Table insurance.beneficiaries -----------------------------------------------
@@ -270,10 +270,10 @@ GRANT INSERT(risk_item_id) ON TABLE insurance.beneficiaries TO insurance_holder;
 
 GRANT INSERT(share),UPDATE(share) ON TABLE insurance.beneficiaries TO insurance_holder;
 
-GRANT SELECT,DELETE ON TABLE insurance.beneficiaries TO insurance_holder;
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE insurance.beneficiaries TO insurance_service;
-GRANT SELECT,INSERT ON TABLE insurance.beneficiaries TO insurance_channel;
 GRANT SELECT ON TABLE insurance.beneficiaries TO insurance_dashboard;
+GRANT SELECT,DELETE ON TABLE insurance.beneficiaries TO insurance_holder;
+GRANT SELECT,INSERT ON TABLE insurance.beneficiaries TO insurance_channel;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE insurance.beneficiaries TO insurance_service;
 
 -- Table insurance.channel_item_counts -----------------------------------------
 
@@ -325,8 +325,8 @@ CREATE POLICY channel_packages_select_dashboard ON insurance.channel_packages FO
 
 CREATE POLICY channel_packages_select_service ON insurance.channel_packages FOR SELECT TO insurance_service USING (true);
 
-GRANT SELECT ON TABLE insurance.channel_packages TO insurance_service;
 GRANT SELECT ON TABLE insurance.channel_packages TO insurance_dashboard;
+GRANT SELECT ON TABLE insurance.channel_packages TO insurance_service;
 
 -- Table insurance.channels ----------------------------------------------------
 
@@ -382,8 +382,8 @@ ALTER TABLE insurance.channels ENABLE ROW LEVEL SECURITY;
 
 CREATE TRIGGER channels_key_generation BEFORE UPDATE ON insurance.channels FOR EACH ROW EXECUTE FUNCTION insurance._bump_key_generation();
 
-GRANT SELECT ON TABLE insurance.channels TO insurance_service;
 GRANT SELECT ON TABLE insurance.channels TO insurance_dashboard;
+GRANT SELECT ON TABLE insurance.channels TO insurance_service;
 
 -- Table insurance.client_ip_limits --------------------------------------------
 
@@ -632,8 +632,8 @@ CREATE TRIGGER integration_emissions_webhook_insert AFTER INSERT ON insurance.in
 
 CREATE TRIGGER integration_emissions_webhook_update AFTER UPDATE ON insurance.integration_emissions REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._emission_event();
 
-GRANT SELECT,INSERT,UPDATE ON TABLE insurance.integration_emissions TO insurance_service;
 GRANT SELECT ON TABLE insurance.integration_emissions TO insurance_dashboard;
+GRANT SELECT,INSERT,UPDATE ON TABLE insurance.integration_emissions TO insurance_service;
 
 -- Table insurance.integrations ------------------------------------------------
 
@@ -715,8 +715,8 @@ CREATE POLICY orders_select_service ON insurance.orders FOR SELECT TO insurance_
 
 CREATE TRIGGER orders_dispatch AFTER INSERT ON insurance.orders REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION integrations.enqueue_order_dispatch();
 
-GRANT SELECT,INSERT ON TABLE insurance.orders TO insurance_service;
 GRANT SELECT ON TABLE insurance.orders TO insurance_dashboard;
+GRANT SELECT,INSERT ON TABLE insurance.orders TO insurance_service;
 
 -- Table insurance.package_variants --------------------------------------------
 
@@ -752,10 +752,10 @@ ALTER TABLE ONLY insurance.package_variants
 ALTER TABLE ONLY insurance.package_variants
     ADD CONSTRAINT package_variants_package_id_fkey FOREIGN KEY (package_id) REFERENCES insurance.packages(id) ON DELETE CASCADE;
 
-GRANT SELECT ON TABLE insurance.package_variants TO insurance_holder;
 GRANT SELECT ON TABLE insurance.package_variants TO insurance_channel;
-GRANT SELECT ON TABLE insurance.package_variants TO insurance_service;
 GRANT SELECT ON TABLE insurance.package_variants TO insurance_dashboard;
+GRANT SELECT ON TABLE insurance.package_variants TO insurance_holder;
+GRANT SELECT ON TABLE insurance.package_variants TO insurance_service;
 
 -- Table insurance.packages ----------------------------------------------------
 
@@ -803,10 +803,10 @@ ALTER TABLE ONLY insurance.packages
 
 CREATE TRIGGER packages_documents_update AFTER UPDATE ON insurance.packages REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION insurance._risk_item_documents_of_packages();
 
-GRANT SELECT ON TABLE insurance.packages TO insurance_holder;
 GRANT SELECT ON TABLE insurance.packages TO insurance_channel;
-GRANT SELECT ON TABLE insurance.packages TO insurance_service;
 GRANT SELECT ON TABLE insurance.packages TO insurance_dashboard;
+GRANT SELECT ON TABLE insurance.packages TO insurance_holder;
+GRANT SELECT ON TABLE insurance.packages TO insurance_service;
 
 -- Table insurance.postsales_otp -----------------------------------------------
 
@@ -903,9 +903,9 @@ CREATE POLICY risk_item_documents_select_holder ON insurance.risk_item_documents
 
 CREATE POLICY risk_item_documents_select_service ON insurance.risk_item_documents FOR SELECT TO insurance_service USING (true);
 
-GRANT SELECT ON TABLE insurance.risk_item_documents TO insurance_service;
-GRANT SELECT ON TABLE insurance.risk_item_documents TO insurance_holder;
 GRANT SELECT ON TABLE insurance.risk_item_documents TO insurance_channel;
+GRANT SELECT ON TABLE insurance.risk_item_documents TO insurance_holder;
+GRANT SELECT ON TABLE insurance.risk_item_documents TO insurance_service;
 
 -- Table insurance.risk_items --------------------------------------------------
 
@@ -1010,8 +1010,8 @@ CREATE TRIGGER risk_items_touch_updated_at BEFORE UPDATE ON insurance.risk_items
 
 GRANT INSERT(channel_id) ON TABLE insurance.risk_items TO insurance_channel;
 
-GRANT UPDATE(insured_subject) ON TABLE insurance.risk_items TO insurance_holder;
 GRANT INSERT(insured_subject) ON TABLE insurance.risk_items TO insurance_channel;
+GRANT UPDATE(insured_subject) ON TABLE insurance.risk_items TO insurance_holder;
 
 GRANT INSERT(metadata) ON TABLE insurance.risk_items TO insurance_channel;
 
@@ -1023,10 +1023,10 @@ GRANT INSERT(status) ON TABLE insurance.risk_items TO insurance_channel;
 
 GRANT INSERT(variant) ON TABLE insurance.risk_items TO insurance_channel;
 
-GRANT SELECT ON TABLE insurance.risk_items TO insurance_holder;
 GRANT SELECT ON TABLE insurance.risk_items TO insurance_channel;
-GRANT SELECT,INSERT,UPDATE ON TABLE insurance.risk_items TO insurance_service;
 GRANT SELECT ON TABLE insurance.risk_items TO insurance_dashboard;
+GRANT SELECT ON TABLE insurance.risk_items TO insurance_holder;
+GRANT SELECT,INSERT,UPDATE ON TABLE insurance.risk_items TO insurance_service;
 
 -- View insurance.computed_risk_item_documents ---------------------------------
 
@@ -1345,10 +1345,10 @@ $$;
 COMMENT ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) IS 'One beneficiary as every surface shows it: {id, name, email, document, relationship, isHolder, share}. Inlined; holder, channel, service and dashboard roles.';
 
 REVOKE ALL ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) FROM PUBLIC;
-GRANT ALL ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) TO insurance_holder;
 GRANT ALL ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) TO insurance_channel;
-GRANT ALL ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) TO insurance_service;
 GRANT ALL ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) TO insurance_dashboard;
+GRANT ALL ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) TO insurance_holder;
+GRANT ALL ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) TO insurance_service;
 
 CREATE FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) RETURNS jsonb
     LANGUAGE sql STABLE
@@ -1443,10 +1443,10 @@ COMMENT ON FUNCTION insurance.claim(_name text) IS 'One claim of the current req
 
 REVOKE ALL ON FUNCTION insurance.claim(_name text) FROM PUBLIC;
 GRANT ALL ON FUNCTION insurance.claim(_name text) TO insurance_anon;
-GRANT ALL ON FUNCTION insurance.claim(_name text) TO insurance_holder;
 GRANT ALL ON FUNCTION insurance.claim(_name text) TO insurance_channel;
-GRANT ALL ON FUNCTION insurance.claim(_name text) TO insurance_service;
 GRANT ALL ON FUNCTION insurance.claim(_name text) TO insurance_dashboard;
+GRANT ALL ON FUNCTION insurance.claim(_name text) TO insurance_holder;
+GRANT ALL ON FUNCTION insurance.claim(_name text) TO insurance_service;
 
 CREATE FUNCTION insurance.claim(_name text) RETURNS text
     LANGUAGE sql STABLE
@@ -1464,10 +1464,10 @@ COMMENT ON FUNCTION insurance.claims() IS 'The current request''s JWT claims (re
 
 REVOKE ALL ON FUNCTION insurance.claims() FROM PUBLIC;
 GRANT ALL ON FUNCTION insurance.claims() TO insurance_anon;
-GRANT ALL ON FUNCTION insurance.claims() TO insurance_holder;
 GRANT ALL ON FUNCTION insurance.claims() TO insurance_channel;
-GRANT ALL ON FUNCTION insurance.claims() TO insurance_service;
 GRANT ALL ON FUNCTION insurance.claims() TO insurance_dashboard;
+GRANT ALL ON FUNCTION insurance.claims() TO insurance_holder;
+GRANT ALL ON FUNCTION insurance.claims() TO insurance_service;
 
 CREATE FUNCTION insurance.fold_emission_counts() RETURNS jsonb
     LANGUAGE plpgsql
@@ -1585,8 +1585,8 @@ $$;
 COMMENT ON FUNCTION insurance.read_metrics() IS 'Every database gauge of /metrics in one call: outbox pending/dead/oldest age (all rows and partner webhooks), emission counts per status and provider, last retry sweep, account-wide ceiling trips by kind. Service role.';
 
 REVOKE ALL ON FUNCTION insurance.read_metrics() FROM PUBLIC;
-GRANT ALL ON FUNCTION insurance.read_metrics() TO insurance_service;
 GRANT ALL ON FUNCTION insurance.read_metrics() TO insurance_app;
+GRANT ALL ON FUNCTION insurance.read_metrics() TO insurance_service;
 
 COMMENT ON FUNCTION insurance.record_audit(_actor text, _action text, _targets jsonb, _result text, _details jsonb) IS 'Appends one audit row (actor, action, targets, result, details; via from details.via or the transaction''s insurance.audit_via, on_behalf_of from insurance.audit_on_behalf_of) in the caller''s transaction, so it exists exactly when the mutation does. Owner-run SECURITY DEFINER functions and admin functions only.';
 

@@ -5,11 +5,11 @@ CREATE SCHEMA integrations;
 
 COMMENT ON SCHEMA integrations IS 'Emission state machine, dispatch and retries';
 
-GRANT USAGE ON SCHEMA integrations TO insurance_service;
-GRANT USAGE ON SCHEMA integrations TO insurance_dashboard;
-GRANT USAGE ON SCHEMA integrations TO insurance_holder;
 GRANT USAGE ON SCHEMA integrations TO insurance_app;
 GRANT USAGE ON SCHEMA integrations TO insurance_cron;
+GRANT USAGE ON SCHEMA integrations TO insurance_dashboard;
+GRANT USAGE ON SCHEMA integrations TO insurance_holder;
+GRANT USAGE ON SCHEMA integrations TO insurance_service;
 
 -- Functions of integrations ----------------------------------------------------
 
@@ -183,8 +183,8 @@ $$;
 COMMENT ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) IS 'Claims, set-based, the emission key of each spec ({riskItemId and/or riskItemUid, provider, event} | {orderId} | {emissionId}) with a lease; answers each in order: {claimed: true, idempotencyKey, item} or {claimed: false, status: skipped|SUCCESS|FAILED|ABANDONED|IN_PROGRESS, ...} (with orderId for an order), a spec that names nothing {refused: {status: 404, code, message}}; a key named twice answers as two calls in a row. Service role.';
 
 REVOKE ALL ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) TO insurance_service;
 GRANT ALL ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) TO insurance_app;
+GRANT ALL ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) TO insurance_service;
 
 CREATE FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer DEFAULT 60) RETURNS jsonb
     LANGUAGE plpgsql
@@ -342,8 +342,8 @@ $$;
 COMMENT ON FUNCTION integrations.emission_json(_e insurance.integration_emissions) IS 'One emission as the integration endpoints answer it (error: the newest error_history entry unless SUCCESS). Inlined; service and dashboard roles.';
 
 REVOKE ALL ON FUNCTION integrations.emission_json(_e insurance.integration_emissions) FROM PUBLIC;
-GRANT ALL ON FUNCTION integrations.emission_json(_e insurance.integration_emissions) TO insurance_service;
 GRANT ALL ON FUNCTION integrations.emission_json(_e insurance.integration_emissions) TO insurance_dashboard;
+GRANT ALL ON FUNCTION integrations.emission_json(_e insurance.integration_emissions) TO insurance_service;
 
 CREATE FUNCTION integrations.emission_json(_e insurance.integration_emissions) RETURNS jsonb
     LANGUAGE sql STABLE
@@ -396,8 +396,8 @@ REVOKE ALL ON FUNCTION integrations.enqueue_risk_item_dispatch() FROM PUBLIC;
 COMMENT ON FUNCTION integrations.provider_config(_slug text) IS 'The auth_config of provider _slug (any case), or NULL when it has no row. Service role.';
 
 REVOKE ALL ON FUNCTION integrations.provider_config(_slug text) FROM PUBLIC;
-GRANT ALL ON FUNCTION integrations.provider_config(_slug text) TO insurance_service;
 GRANT ALL ON FUNCTION integrations.provider_config(_slug text) TO insurance_app;
+GRANT ALL ON FUNCTION integrations.provider_config(_slug text) TO insurance_service;
 
 CREATE FUNCTION integrations.provider_config(_slug text) RETURNS jsonb
     LANGUAGE sql STABLE
@@ -410,8 +410,8 @@ $$;
 COMMENT ON FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb) IS 'Records each outcome [{riskItemId, provider, event, outcome}] (set-based; one by one as record_emission when that raises or a key repeats), answers in order; one that cannot be stored becomes FAILED OUTCOME_UNRECORDABLE without rolling back the others. Service role.';
 
 REVOKE ALL ON FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb) TO insurance_service;
 GRANT ALL ON FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb) TO insurance_app;
+GRANT ALL ON FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb) TO insurance_service;
 
 CREATE FUNCTION integrations.record_batch(_outcomes jsonb, _options jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
     LANGUAGE plpgsql
@@ -582,8 +582,8 @@ $$;
 COMMENT ON FUNCTION integrations.run_sweep() IS 'integrations.sweep(), noting its time and result in insurance.job_runs (job retry_sweep); returns the sweep''s result. The minute pg_cron job; service role or insurance_cron.';
 
 REVOKE ALL ON FUNCTION integrations.run_sweep() FROM PUBLIC;
-GRANT ALL ON FUNCTION integrations.run_sweep() TO insurance_service;
 GRANT ALL ON FUNCTION integrations.run_sweep() TO insurance_cron;
+GRANT ALL ON FUNCTION integrations.run_sweep() TO insurance_service;
 
 COMMENT ON FUNCTION integrations.set_provider_config(_slug text, _auth_config jsonb) IS 'Creates or replaces provider _slug (upper-cased) with _auth_config; returns {slug, updatedAt}. Operators only (admin.set_integration audits it).';
 
@@ -602,8 +602,8 @@ $$;
 COMMENT ON FUNCTION integrations.standard_risk_item(_risk_item_id bigint) IS 'The risk item as the orchestrator''s StandardRiskItem (item, package, policy variant, beneficiaries, claimants; integrations.standard_risk_items for one id); raises PT404 RISK_ITEM_NOT_FOUND when the caller cannot see it. Service role (and the begin_* entry points).';
 
 REVOKE ALL ON FUNCTION integrations.standard_risk_item(_risk_item_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION integrations.standard_risk_item(_risk_item_id bigint) TO insurance_service;
 GRANT ALL ON FUNCTION integrations.standard_risk_item(_risk_item_id bigint) TO insurance_app;
+GRANT ALL ON FUNCTION integrations.standard_risk_item(_risk_item_id bigint) TO insurance_service;
 
 CREATE FUNCTION integrations.standard_risk_item(_risk_item_id bigint) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -702,5 +702,5 @@ $$;
 COMMENT ON FUNCTION integrations.sweep() IS 'One pass of the retry sweep: queues /retry for due FAILED emissions without a pending call, frees expired outbox leases and emission claims; returns {retriesQueued, leasesFreed, claimsFreed}. Service role or insurance_cron.';
 
 REVOKE ALL ON FUNCTION integrations.sweep() FROM PUBLIC;
-GRANT ALL ON FUNCTION integrations.sweep() TO insurance_service;
 GRANT ALL ON FUNCTION integrations.sweep() TO insurance_cron;
+GRANT ALL ON FUNCTION integrations.sweep() TO insurance_service;

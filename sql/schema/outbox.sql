@@ -5,9 +5,9 @@ CREATE SCHEMA outbox;
 
 COMMENT ON SCHEMA outbox IS 'Durable outbound HTTP calls started by the database';
 
-GRANT USAGE ON SCHEMA outbox TO insurance_service;
 GRANT USAGE ON SCHEMA outbox TO insurance_app;
 GRANT USAGE ON SCHEMA outbox TO insurance_dashboard;
+GRANT USAGE ON SCHEMA outbox TO insurance_service;
 
 -- Table outbox.batch_routes ---------------------------------------------------
 
@@ -105,8 +105,8 @@ CREATE TRIGGER http_requests_count_update AFTER UPDATE ON outbox.http_requests R
 
 CREATE TRIGGER http_requests_mark_batch BEFORE INSERT ON outbox.http_requests FOR EACH ROW EXECUTE FUNCTION outbox._mark_batch();
 
-GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE outbox.http_requests TO insurance_service;
 GRANT SELECT ON TABLE outbox.http_requests TO insurance_dashboard;
+GRANT SELECT,INSERT,DELETE,UPDATE ON TABLE outbox.http_requests TO insurance_service;
 
 -- Table outbox.request_count_deltas -------------------------------------------
 
@@ -219,8 +219,8 @@ REVOKE ALL ON FUNCTION outbox._mark_batch() FROM PUBLIC;
 COMMENT ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) IS 'Leases up to _size due rows to _worker for _lease_seconds (attempts + 1), reading only those rows; returns {requests: [{id, method, url, headers, body, attempts}], nextDueAt}. The worker (service role).';
 
 REVOKE ALL ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) TO insurance_service;
 GRANT ALL ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) TO insurance_app;
+GRANT ALL ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) TO insurance_service;
 
 CREATE FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) RETURNS jsonb
     LANGUAGE plpgsql
@@ -332,8 +332,8 @@ $$;
 COMMENT ON FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer) IS 'Records the worker''s results [{id, status, error, retry, retryIn, defer}] on rows it leases: delivered, backed off (retryIn seconds, else 2^attempts), dead after max_attempts, or deferred uncounted; returns how many were delivered. The worker (service role).';
 
 REVOKE ALL ON FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer) TO insurance_service;
 GRANT ALL ON FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer) TO insurance_app;
+GRANT ALL ON FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer) TO insurance_service;
 
 CREATE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20) RETURNS integer
     LANGUAGE sql
@@ -370,8 +370,8 @@ $$;
 COMMENT ON FUNCTION outbox.release(_worker text, _ids bigint[]) IS 'Gives rows ids leased by worker back to the queue at once, their attempt uncounted; returns how many. The worker on shutdown.';
 
 REVOKE ALL ON FUNCTION outbox.release(_worker text, _ids bigint[]) FROM PUBLIC;
-GRANT ALL ON FUNCTION outbox.release(_worker text, _ids bigint[]) TO insurance_service;
 GRANT ALL ON FUNCTION outbox.release(_worker text, _ids bigint[]) TO insurance_app;
+GRANT ALL ON FUNCTION outbox.release(_worker text, _ids bigint[]) TO insurance_service;
 
 CREATE FUNCTION outbox.release(_worker text, _ids bigint[]) RETURNS integer
     LANGUAGE sql

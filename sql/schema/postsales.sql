@@ -6,17 +6,17 @@ CREATE SCHEMA postsales;
 COMMENT ON SCHEMA postsales IS 'Functions of the holder post-sales API';
 
 GRANT USAGE ON SCHEMA postsales TO insurance_anon;
+GRANT USAGE ON SCHEMA postsales TO insurance_app;
 GRANT USAGE ON SCHEMA postsales TO insurance_holder;
 GRANT USAGE ON SCHEMA postsales TO insurance_service;
-GRANT USAGE ON SCHEMA postsales TO insurance_app;
 
 -- Functions of postsales -------------------------------------------------------
 
 COMMENT ON FUNCTION postsales.add_beneficiary(_id bigint, _uid uuid, _body jsonb) IS 'Adds a non-holder beneficiary to the caller''s item and returns it; raises PT422 for a field a holder may not set, shares over 100 or a 51st beneficiary (BENEFICIARY_LIMIT), PT401 when the item is not theirs. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.add_beneficiary(_id bigint, _uid uuid, _body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.add_beneficiary(_id bigint, _uid uuid, _body jsonb) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.add_beneficiary(_id bigint, _uid uuid, _body jsonb) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.add_beneficiary(_id bigint, _uid uuid, _body jsonb) TO insurance_holder;
 
 CREATE FUNCTION postsales.add_beneficiary(_id bigint, _uid uuid, _body jsonb) RETURNS jsonb
     LANGUAGE plpgsql
@@ -43,8 +43,8 @@ $$;
 COMMENT ON FUNCTION postsales.begin_emission(_risk_item_id bigint, _risk_item_uid uuid, _claimed_by text, _lease_seconds integer) IS 'Claims the POST_SALES emission key of the caller''s item named by uid or id (integrations.begin_batch''s answer for it); raises PT401 ACCESS_DENIED when the holder cannot reach it. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.begin_emission(_risk_item_id bigint, _risk_item_uid uuid, _claimed_by text, _lease_seconds integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.begin_emission(_risk_item_id bigint, _risk_item_uid uuid, _claimed_by text, _lease_seconds integer) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.begin_emission(_risk_item_id bigint, _risk_item_uid uuid, _claimed_by text, _lease_seconds integer) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.begin_emission(_risk_item_id bigint, _risk_item_uid uuid, _claimed_by text, _lease_seconds integer) TO insurance_holder;
 
 CREATE FUNCTION postsales.begin_emission(_risk_item_id bigint, _risk_item_uid uuid, _claimed_by text, _lease_seconds integer) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
@@ -132,8 +132,8 @@ $$;
 COMMENT ON FUNCTION postsales.my_risk_items() IS 'The calling holder''s active risk items, newest first, as one JSON array of summaries. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.my_risk_items() FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.my_risk_items() TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.my_risk_items() TO insurance_app;
+GRANT ALL ON FUNCTION postsales.my_risk_items() TO insurance_holder;
 
 COMMENT ON FUNCTION postsales.raise_unprocessable(_code text, _message text, _details jsonb) IS 'Raises PT422 with DETAIL _code, MESSAGE _message and HINT _details. Holder role.';
 
@@ -153,8 +153,8 @@ $$;
 COMMENT ON FUNCTION postsales.remove_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint) IS 'Removes a beneficiary of the caller''s item (never the holder); returns {removed}; raises PT422 for the holder''s own row, PT404 NOT_FOUND for an unknown one, PT401 when the item is not theirs. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.remove_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.remove_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.remove_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.remove_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint) TO insurance_holder;
 
 CREATE FUNCTION postsales.remove_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint) RETURNS jsonb
     LANGUAGE plpgsql
@@ -262,8 +262,8 @@ $$;
 COMMENT ON FUNCTION postsales.risk_item(_id bigint, _uid uuid) IS 'The caller''s item named by id or uid with its package and beneficiaries; raises PT401 ACCESS_DENIED when it is not theirs. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.risk_item(_id bigint, _uid uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.risk_item(_id bigint, _uid uuid) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.risk_item(_id bigint, _uid uuid) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.risk_item(_id bigint, _uid uuid) TO insurance_holder;
 
 CREATE FUNCTION postsales.risk_item(_id bigint, _uid uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -282,8 +282,8 @@ $$;
 COMMENT ON FUNCTION postsales.risk_item_beneficiaries(_id bigint, _uid uuid) IS 'The beneficiaries of the caller''s item named by id or uid; raises PT401 when it is not theirs. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.risk_item_beneficiaries(_id bigint, _uid uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.risk_item_beneficiaries(_id bigint, _uid uuid) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.risk_item_beneficiaries(_id bigint, _uid uuid) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.risk_item_beneficiaries(_id bigint, _uid uuid) TO insurance_holder;
 
 CREATE FUNCTION postsales.risk_item_beneficiaries(_id bigint, _uid uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -335,8 +335,8 @@ $$;
 COMMENT ON FUNCTION postsales.risk_item_variants(_id bigint, _uid uuid) IS 'The product variants of the package of the caller''s item; raises PT401 when it is not theirs. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.risk_item_variants(_id bigint, _uid uuid) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.risk_item_variants(_id bigint, _uid uuid) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.risk_item_variants(_id bigint, _uid uuid) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.risk_item_variants(_id bigint, _uid uuid) TO insurance_holder;
 
 CREATE FUNCTION postsales.risk_item_variants(_id bigint, _uid uuid) RETURNS jsonb
     LANGUAGE plpgsql STABLE
@@ -357,8 +357,8 @@ $$;
 COMMENT ON FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint, _body jsonb) IS 'Changes the given fields of a beneficiary of the caller''s item and returns it; raises PT422 for a field a holder may not set, PT404 for an unknown beneficiary, PT401 when the item is not theirs. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint, _body jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint, _body jsonb) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint, _body jsonb) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint, _body jsonb) TO insurance_holder;
 
 CREATE FUNCTION postsales.update_beneficiary(_id bigint, _uid uuid, _beneficiary_id bigint, _body jsonb) RETURNS jsonb
     LANGUAGE plpgsql
@@ -390,8 +390,8 @@ $$;
 COMMENT ON FUNCTION postsales.update_risk_item(_id bigint, _uid uuid, _patch jsonb) IS 'Merges _patch {insured_subject: {email, phone, address}} into the caller''s item and returns it; raises PT422 EMPTY_PATCH, INVALID_VALUE or FIELD_NOT_EDITABLE (any other field; nothing changed), PT401 when the item is not theirs. Holder role.';
 
 REVOKE ALL ON FUNCTION postsales.update_risk_item(_id bigint, _uid uuid, _patch jsonb) FROM PUBLIC;
-GRANT ALL ON FUNCTION postsales.update_risk_item(_id bigint, _uid uuid, _patch jsonb) TO insurance_holder;
 GRANT ALL ON FUNCTION postsales.update_risk_item(_id bigint, _uid uuid, _patch jsonb) TO insurance_app;
+GRANT ALL ON FUNCTION postsales.update_risk_item(_id bigint, _uid uuid, _patch jsonb) TO insurance_holder;
 
 CREATE FUNCTION postsales.update_risk_item(_id bigint, _uid uuid, _patch jsonb) RETURNS jsonb
     LANGUAGE plpgsql

@@ -5,8 +5,8 @@ CREATE SCHEMA webhooks;
 
 COMMENT ON SCHEMA webhooks IS 'Partner webhooks: signing salts, the events of emissions, their deliveries';
 
-GRANT USAGE ON SCHEMA webhooks TO insurance_service;
 GRANT USAGE ON SCHEMA webhooks TO insurance_app;
+GRANT USAGE ON SCHEMA webhooks TO insurance_service;
 
 -- Table webhooks.redelivery_counts --------------------------------------------
 
@@ -177,8 +177,8 @@ $$;
 COMMENT ON FUNCTION webhooks.signing_salts(_channel uuid, _overlap_seconds integer) IS 'Takes a channel id and WEBHOOK_SECRET_OVERLAP in seconds; returns {"salts": [hex, ...]}, newest first ([] without a secret or when revoked). Service role (the worker) only.';
 
 REVOKE ALL ON FUNCTION webhooks.signing_salts(_channel uuid, _overlap_seconds integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION webhooks.signing_salts(_channel uuid, _overlap_seconds integer) TO insurance_service;
 GRANT ALL ON FUNCTION webhooks.signing_salts(_channel uuid, _overlap_seconds integer) TO insurance_app;
+GRANT ALL ON FUNCTION webhooks.signing_salts(_channel uuid, _overlap_seconds integer) TO insurance_service;
 
 CREATE FUNCTION webhooks.signing_salts(_channel uuid, _overlap_seconds integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE SECURITY DEFINER
