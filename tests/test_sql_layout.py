@@ -214,16 +214,16 @@ def test_table_changes_create_only_their_tables_helpers(layout):
 def header_problems(change: str, text: str) -> list[str]:
     """What is wrong with a deploy script's transaction and bounded waits (CONTRIBUTING, "SQL")."""
     sql = masked(text)
-    if re.search(r"\bCONCURRENTLY\b", sql, re.I) and not re.search(r"^\s*(BEGIN|COMMIT)\s*;", sql, re.M | re.I):
+    if re.search(r"\bCONCURRENTLY\b", sql, re.IGNORECASE) and not re.search(r"^\s*(BEGIN|COMMIT)\s*;", sql, re.MULTILINE | re.IGNORECASE):
         return non_transactional_problems(change, text, sql)
     problems = []
     if BOUNDED_WAITS not in text or text.index(BOUNDED_WAITS) != sql.find("BEGIN;"):
         problems.append(f"{change}.sql: its first statements after BEGIN are not\n      "
                         + BOUNDED_WAITS.replace("\n", "\n      "))
-    if len(re.findall(r"^\s*BEGIN\s*;", sql, re.M | re.I)) != 1 or \
-            len(re.findall(r"^\s*COMMIT\s*;", sql, re.M | re.I)) != 1:
+    if len(re.findall(r"^\s*BEGIN\s*;", sql, re.MULTILINE | re.IGNORECASE)) != 1 or \
+            len(re.findall(r"^\s*COMMIT\s*;", sql, re.MULTILINE | re.IGNORECASE)) != 1:
         problems.append(f"{change}.sql: not exactly one BEGIN ... COMMIT (a failed deploy must leave nothing)")
-    if re.search(r"\bCONCURRENTLY\b", sql, re.I):
+    if re.search(r"\bCONCURRENTLY\b", sql, re.IGNORECASE):
         problems.append(f"{change}.sql: CONCURRENTLY cannot run in the deploy's transaction "
                         "(a change of its own, without BEGIN/COMMIT)")
     return problems
@@ -235,7 +235,7 @@ def header_problems(change: str, text: str) -> list[str]:
 NON_TRANSACTIONAL_WAITS = "SET lock_timeout = '5s';\nSET statement_timeout = '5min';\n"
 NON_TRANSACTIONAL_STATEMENTS = re.compile(
     r"(SET\s+(lock_timeout|statement_timeout|ROLE)\b|SELECT\b|(CREATE\s+(UNIQUE\s+)?|DROP\s+)INDEX\s+CONCURRENTLY\b"
-    r"|COMMENT\s+ON\s+INDEX\b)", re.I)
+    r"|COMMENT\s+ON\s+INDEX\b)", re.IGNORECASE)
 
 
 def non_transactional_problems(change: str, text: str, sql: str) -> list[str]:
@@ -250,8 +250,8 @@ def non_transactional_problems(change: str, text: str, sql: str) -> list[str]:
         if not NON_TRANSACTIONAL_STATEMENTS.match(statement):
             problems.append(f"{change}.sql: {statement[:80]}: a non-transactional change builds or drops "
                             "an index CONCURRENTLY and nothing else (anything else belongs in a transaction)")
-    if re.search(r"\bCREATE\s+(UNIQUE\s+)?INDEX\s+CONCURRENTLY\b", sql, re.I) and \
-            not re.search(r"\bNOT\s+indisvalid\b", sql, re.I):
+    if re.search(r"\bCREATE\s+(UNIQUE\s+)?INDEX\s+CONCURRENTLY\b", sql, re.IGNORECASE) and \
+            not re.search(r"\bNOT\s+indisvalid\b", sql, re.IGNORECASE):
         problems.append(f"{change}.sql: does not drop an INVALID leftover of a failed build before building")
     return problems
 
@@ -313,26 +313,26 @@ def test_a_deploy_without_bounded_waits_is_found(tmp_path):
 # creates (new, empty, not yet read). The lock is held until the deploy's COMMIT.
 T = rf"((?:{NAME}\.)?{NAME})"
 LOCKING = [
-    (re.compile(rf"\bALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?{T}(?P<rest>[^;]*)", re.I), "ACCESS EXCLUSIVE"),
+    (re.compile(rf"\bALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?{T}(?P<rest>[^;]*)", re.IGNORECASE), "ACCESS EXCLUSIVE"),
     (re.compile(rf"\bCREATE\s+(?:UNIQUE\s+)?INDEX\s+(?!CONCURRENTLY\b)(?:IF\s+NOT\s+EXISTS\s+)?(?:{NAME}\s+)?ON\s+"
-                rf"(?:ONLY\s+)?{T}", re.I), "SHARE"),
-    (re.compile(rf"\b(?:CREATE|ALTER|DROP)\s+POLICY\s+(?:IF\s+EXISTS\s+)?{NAME}\s+ON\s+{T}", re.I), "ACCESS EXCLUSIVE"),
-    (re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+{NAME}\s+[^;]*?\bON\s+{T}", re.I),
+                rf"(?:ONLY\s+)?{T}", re.IGNORECASE), "SHARE"),
+    (re.compile(rf"\b(?:CREATE|ALTER|DROP)\s+POLICY\s+(?:IF\s+EXISTS\s+)?{NAME}\s+ON\s+{T}", re.IGNORECASE), "ACCESS EXCLUSIVE"),
+    (re.compile(rf"\bCREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+{NAME}\s+[^;]*?\bON\s+{T}", re.IGNORECASE),
      "SHARE ROW EXCLUSIVE"),
-    (re.compile(rf"\bDROP\s+TRIGGER\s+(?:IF\s+EXISTS\s+)?{NAME}\s+ON\s+{T}", re.I), "ACCESS EXCLUSIVE"),
+    (re.compile(rf"\bDROP\s+TRIGGER\s+(?:IF\s+EXISTS\s+)?{NAME}\s+ON\s+{T}", re.IGNORECASE), "ACCESS EXCLUSIVE"),
     (re.compile(rf"\b(?:TRUNCATE|DROP\s+TABLE|VACUUM\s+FULL|CLUSTER|REINDEX\s+TABLE)\s+(?:TABLE\s+)?(?:IF\s+EXISTS\s+)?"
-                rf"(?:ONLY\s+)?{T}", re.I), "ACCESS EXCLUSIVE"),
-    (re.compile(rf"\bLOCK\s+(?:TABLE\s+)?(?:ONLY\s+)?{T}(?P<rest>[^;]*)", re.I), "ACCESS EXCLUSIVE"),
-    (re.compile(rf"\bREFERENCES\s+{T}", re.I), "SHARE ROW EXCLUSIVE"),  # a foreign key locks the table it references
-    (re.compile(rf"\bDROP\s+INDEX\s+(?!CONCURRENTLY\b)(?:IF\s+EXISTS\s+)?{T}", re.I), "ACCESS EXCLUSIVE"),
+                rf"(?:ONLY\s+)?{T}", re.IGNORECASE), "ACCESS EXCLUSIVE"),
+    (re.compile(rf"\bLOCK\s+(?:TABLE\s+)?(?:ONLY\s+)?{T}(?P<rest>[^;]*)", re.IGNORECASE), "ACCESS EXCLUSIVE"),
+    (re.compile(rf"\bREFERENCES\s+{T}", re.IGNORECASE), "SHARE ROW EXCLUSIVE"),  # a foreign key locks the table it references
+    (re.compile(rf"\bDROP\s+INDEX\s+(?!CONCURRENTLY\b)(?:IF\s+EXISTS\s+)?{T}", re.IGNORECASE), "ACCESS EXCLUSIVE"),
 ]
 # ALTER TABLE sub-commands that take only SHARE UPDATE EXCLUSIVE (traffic goes on).
-GENTLE_ALTER = re.compile(r"^\s*(VALIDATE\s+CONSTRAINT\s+\S+|ALTER\s+(COLUMN\s+)?\S+\s+SET\s+STATISTICS\s+\d+)\s*$", re.I)
+GENTLE_ALTER = re.compile(r"^\s*(VALIDATE\s+CONSTRAINT\s+\S+|ALTER\s+(COLUMN\s+)?\S+\s+SET\s+STATISTICS\s+\d+)\s*$", re.IGNORECASE)
 LOCK_MODE = re.compile(r"\bIN\s+(ACCESS\s+SHARE|ROW\s+SHARE|ROW\s+EXCLUSIVE|SHARE\s+UPDATE\s+EXCLUSIVE|SHARE\s+ROW\s+"
-                       r"EXCLUSIVE|SHARE|EXCLUSIVE|ACCESS\s+EXCLUSIVE)\s+MODE\b", re.I)
+                       r"EXCLUSIVE|SHARE|EXCLUSIVE|ACCESS\s+EXCLUSIVE)\s+MODE\b", re.IGNORECASE)
 HARMLESS_LOCKS = {"ACCESS SHARE", "ROW SHARE", "ROW EXCLUSIVE", "SHARE UPDATE EXCLUSIVE"}
 # The reason, on the line right before the statement: the lock, the table and why it is fine.
-LOCK_REASON = re.compile(r"^\s*--.*\b(ACCESS EXCLUSIVE|SHARE ROW EXCLUSIVE|EXCLUSIVE|SHARE)\b.*:\s*\S", re.I)
+LOCK_REASON = re.compile(r"^\s*--.*\b(ACCESS EXCLUSIVE|SHARE ROW EXCLUSIVE|EXCLUSIVE|SHARE)\b.*:\s*\S", re.IGNORECASE)
 
 
 def unreleased_changes(plan_text: str) -> list[str]:

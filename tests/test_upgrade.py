@@ -26,6 +26,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -684,8 +685,8 @@ def test_an_upgrade_over_a_million_risk_items_pauses_partner_writes_briefly(rele
     during = [t for t in times if deploy_started <= t] or [float("inf")]
     before = [t for t in times if t < deploy_started]
     edges = ([before[-1]] if before else [deploy_started]) + during
-    pause = max(b - a for a, b in zip(edges, edges[1:])) if len(edges) > 1 else float("inf")
-    baseline = max((b - a for a, b in zip(before, before[1:])), default=0.0)
+    pause = max(b - a for a, b in pairwise(edges)) if len(edges) > 1 else float("inf")
+    baseline = max((b - a for a, b in pairwise(before)), default=0.0)
     with capsys.disabled():
         print(f"\nupgrade {found.label} -> HEAD over {rows} risk items (filled in {filled:.1f} s): deploy "
               f"{deploy_ended - deploy_started:.1f} s; partner writes: {len(writes.answers)} answers, "
