@@ -232,7 +232,7 @@ class Database:
         if sql is None:
             sql = self._sql[key] = _call_sql(function, len(args), claims_function, with_claims)
         # Waiting for a pooled connection ends too (DB_ACQUIRE_TIMEOUT): 503 DATABASE_BUSY, as
-        # when the login's statement_timeout or lock_timeout passes (migration role_timeouts).
+        # when the login's statement_timeout or lock_timeout (set on the login role) passes.
         # The wait is at the gate (see open()); behind it a connection is free at once.
         # A free gate is taken without arming a timer: the common case stays cheap.
         gate, pool = (self._gate, self.pool) if on is None else (on.gate, on.pool)

@@ -15,7 +15,7 @@ process, and are loaded by wrk (1 thread) in alternating rounds, so that the noi
 shared machine falls on both; each figure is the median of the rounds. Because other
 work on the machine moves req/s a lot, the CPU time each request costs (the uvicorn
 process and its PostgreSQL backends, from /proc) is reported too: it hardly moves with
-contention. On an idle machine the one Python process is the bottleneck (DESIGN.md), so
+contention. On an idle machine the one Python process is the bottleneck (docs/performance.md), so
 req/s ratios tend to the app-CPU ratio; on a saturated one, to the total-CPU ratio. The bench channel
 holds one risk item (the list answers the same single row the bare SELECT reads) and a
 second channel holds ten (a fuller window). Targets: authorize and the one-item list at

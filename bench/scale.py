@@ -16,7 +16,7 @@ Then, in alternating rounds (empty, full, full, empty, ...: the machine's load c
 each operation is called as the app calls it (the role switch and the claims in the call's own
 statement, app/db.py), inside a transaction that is rolled back, so that every repetition finds
 the same rows. Prints the median and p90 of each operation on both databases and their ratio;
-the goal is at most 2x (DESIGN.md §7, "Cost stays flat as the tables fill").
+the goal is at most 2x (docs/performance.md, "Cost that stays flat as the tables fill").
 
 `--scale 0.1` is a quick run (about a tenth of the fill time).
 """

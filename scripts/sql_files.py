@@ -76,6 +76,14 @@ def masked(text: str) -> str:
     return "".join(out)
 
 
+def with_includes(path: Path) -> str:
+    """The text of a script with every `\\ir file` (or `\\include_relative`) replaced by that
+    file's text, as psql runs it (a rework's revert includes its released deploy script)."""
+    def include(m: re.Match) -> str:
+        return with_includes((path.parent / m.group(1)).resolve())
+    return re.sub(r"^\\(?:ir|include_relative)\s+(\S+)\s*$", include, path.read_text(), flags=re.MULTILINE)
+
+
 def plan_changes(plan: Path = ROOT / "sqitch.plan") -> list[str]:
     """The changes of the plan, each once, in order: sql/deploy/<name>.sql is its current deploy file."""
     from app.health import planned_changes  # the one reader of the plan's change lines

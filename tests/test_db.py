@@ -1,5 +1,5 @@
 """Nothing waits forever: a held lock answers 503 DATABASE_BUSY with Retry-After after the
-login's lock_timeout (2 s, migration role_timeouts), and so does a request that cannot get a
+login's lock_timeout (2 s, set on the login role), and so does a request that cannot get a
 pooled connection within DB_ACQUIRE_TIMEOUT."""
 from __future__ import annotations
 

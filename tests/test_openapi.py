@@ -197,7 +197,7 @@ def _schemas_reached(document: dict, value) -> list[dict]:
 @pytest.mark.parametrize("url", DOCUMENTS)
 def test_no_request_body_declares_a_default(served, url):
     """openapi-typescript's default `defaultNonNullable` makes a property with a `default` required
-    in a named schema, request bodies included (DESIGN.md §5): a body that leaves it out would not
+    in a named schema, request bodies included: a body that leaves it out would not
     type-check. The server's defaults are said in descriptions instead."""
     document = served[url]
     defaults = [f"{m} {p}: {s}" for p, m, op in operations(document)

@@ -3,9 +3,10 @@ test stub, a working start that the contract kit passes before the first edit; `
 
     python -m app adapters new PROVIDER_D --auth oauth2 --variants travel,home
 
-writes app/orchestrator/insurers/provider_d.py (the adapter: registered by being there),
-app/orchestrator/insurers/provider_d.sandbox.json (the insurer's side, for the sandbox) and
-tests/orchestrator/test_insurer_provider_d.py (its own tests; the kit runs it anyway).
+writes app/orchestrator/insurers/<slug>.py (the adapter: registered by being there),
+app/orchestrator/insurers/<slug>.sandbox.json (the insurer's side, for the sandbox) and
+tests/orchestrator/test_insurer_<slug>.py (its own tests; the kit runs it anyway), here with
+the slug provider_d.
 docs/adapters.md walks through turning them into the real insurer.
 """
 from __future__ import annotations

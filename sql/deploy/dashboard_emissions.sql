@@ -1,14 +1,6 @@
 -- Deploy insurance:dashboard_emissions to pg
--- What a dashboard session reads and does: emissions, outbox, audit log, audited retries and beneficiaries sync.
--- Reworked after v0.9.0 (issue 30): every emission carries its state (PENDING, IN_PROGRESS
--- besides its status) and the list filters by it; the detail and the risk item's page name the
--- channel and every partner webhook delivery; the page's counts, its live state and "retry every
--- row that matches". Restated whole (CREATE OR REPLACE: it runs over the v0.9.0 functions).
--- Reworked after v1.0.0 (issue 32): risk_item_emissions (tRPC byRiskItem, the risk item's page)
--- is one query run as the owner: the state of an emission and its JSON are inlined helpers
--- (_emission_state(e, claimed), _emission_json(e, r, state)) instead of a SECURITY DEFINER call
--- per emission, and _risk_item_context (its only caller was risk_item_emissions) is gone;
--- list_emissions looks at the live claims once per page.
+-- The back-office emissions page: an item's emissions, the list, its counts and live state, a detail,
+-- audited retries. CREATE OR REPLACE: it runs over the released functions.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -254,7 +246,7 @@ DROP FUNCTION IF EXISTS dashboard._risk_item_context(bigint);
 -- One query, run as the owner: what the dashboard role may not read itself (packages and
 -- channels hold no dashboard policy, a channel row holds its key hash; beneficiaries and claims)
 -- joins in the same plan, where a SECURITY DEFINER call per emission (its state) and one for the
--- context cost more than the reads (tRPC byRiskItem, issue 32); the webhook deliveries stay one
+-- context cost more than the reads (tRPC byRiskItem); the webhook deliveries stay one
 -- call of _emission_webhooks. The dashboard's policies on risk_items and integration_emissions
 -- (a session's claims: role dashboard and a subject) are checked first, as they would hide the item.
 -- The item is found by id, or by uid through coalesce: one generic plan serves both, kept for
@@ -316,7 +308,8 @@ GRANT EXECUTE ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) TO insuran
 -- nextCursor is the after_id of the next page, or NULL on the last one.
 -- A status filter reads each status's newest rows through (status, id DESC), one status at a
 -- time, and merges them (PostgreSQL 15 gives no ordered index scan for `= ANY`, and reading by
--- id until a page of a rare status is full reads the table: DESIGN.md §7, issue 23).
+-- id until a page of a rare status is full reads the table: docs/performance.md, "Cost that stays
+-- flat as the tables fill").
 -- Planned once per session (force_generic_plan: left to the plan cache, the status query was
 -- planned again on every call, which doubled its cost), and enable_sort = off: the dashboard's
 -- policy compares claims the planner cannot see, which it estimates at 0.5% of the rows; it

@@ -1,10 +1,6 @@
 -- Deploy insurance:dashboard_sessions to pg
--- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's statement.
--- Reworked after v0.9.0 (issue 31): device tokens; and (issue 30) login_user answers a disabled
--- user too (active false), for the app to say so once the password is verified. Restated whole;
--- CREATE OR REPLACE, since the released version runs first.
--- Reworked after v1.0.0 (issue 32): session_claims_or_deny, the first call of every tRPC query,
--- compares the switched role itself and calls require_role only for another caller.
+-- Dashboard login, sessions and failed-login limits; the session resolved inside the procedure's
+-- statement. CREATE OR REPLACE: it runs over the released functions.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -88,8 +84,8 @@ BEGIN
     END IF;
     RETURN jsonb_build_object('error', 'RATE_LIMITED', 'retryAfter', greatest(_retry_after, 1));
   END;
-  -- A disabled user too (active false): the app says so only once the password is verified
-  -- (issue 30), and login_succeeded opens no session for it.
+  -- A disabled user too (active false): the app says so only once the password is verified,
+  -- and login_succeeded opens no session for it.
   RETURN (SELECT jsonb_build_object('userId', u.id, 'passwordHash', u.password_hash, 'active', u.active)
             FROM insurance.dashboard_users u
            WHERE u.email = lower(_email));

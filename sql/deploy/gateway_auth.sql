@@ -1,13 +1,16 @@
 -- Deploy insurance:gateway_auth to pg
--- Reworked after v1.0.0 (issue 32): admit() reads the token's claims once, as a plain expression
--- (a subquery per claim parsed the claims text three times), and the entry points check their
--- role inline, calling require_role() only for another caller. Restated whole; CREATE OR REPLACE,
--- since the released version runs first.
--- API key hash + branch -> channel context and key generation, the only door through channels.
+-- A gateway call let in: API key hash + branch -> channel context and key generation (the only door
+-- through channels), admission, the token validator. CREATE OR REPLACE over the released functions
+-- (those whose parameters were renamed dropped first).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
+
+-- The rate limit's parameter is named _rate_limit, as gateway.reply and the app name it.
+-- squawk-ignore ban-drop-function -- CREATE OR REPLACE keeps a parameter's name: each made anew below, same signature and grants, in this transaction
+DROP FUNCTION gateway.token_channel(integer),
+  gateway.admit(integer);
 -- The public door of the gateway: an API key (its SHA-256, computed by the app) and the
 -- branch of the URL -> the channel's context, from which the app signs the branch token.
 -- No role may read insurance.channels, so this function crosses that boundary.
@@ -64,7 +67,7 @@ GRANT EXECUTE ON FUNCTION gateway.authorize(bytea, text) TO insurance_anon, insu
 -- PT401 INVALID_TOKEN when that channel is revoked or gone, its key was rotated since the
 -- token was issued (claim `gen`), or it may no longer use the token's branch (claim `branch`).
 -- limit <= 0: no counting.
-CREATE OR REPLACE FUNCTION gateway.admit(_limit integer) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.admit(_rate_limit integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   -- The claims once, as plain expressions: a (SELECT insurance.claim(...)) per claim ran a
@@ -81,7 +84,7 @@ BEGIN
                     AND _claims ->> 'branch' = ANY (c.branches)) THEN
     RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'Invalid access token', DETAIL = 'INVALID_TOKEN';
   END IF;
-  IF _limit > 0 THEN
+  IF _rate_limit > 0 THEN
     _window := pg_catalog.date_trunc('minute', pg_catalog.now());
     INSERT INTO insurance.rate_limits AS r (channel_id, window_start, hits)
     VALUES (_channel, _window, 1)
@@ -89,8 +92,8 @@ BEGIN
       SET hits = CASE WHEN r.window_start = EXCLUDED.window_start THEN r.hits + 1 ELSE 1 END,
           window_start = EXCLUDED.window_start
     RETURNING hits INTO _hits;
-    _reply.rate_limit := _limit;
-    _reply.rate_remaining := _limit - _hits;
+    _reply.rate_limit := _rate_limit;
+    _reply.rate_remaining := _rate_limit - _hits;
     _reply.rate_reset := extract(epoch FROM _window + interval '1 minute')::bigint;
   END IF;
   RETURN _reply;
@@ -98,14 +101,14 @@ END
 $$;
 COMMENT ON FUNCTION gateway.admit(integer) IS
   'Admits a gateway call: the token''s channel is active, its key generation and branch current, and '
-  'the per-minute counter under _limit; returns the gateway.reply rate fields (data NULL, or refused '
+  'the per-minute counter under _rate_limit; returns the gateway.reply rate fields (data NULL, or refused '
   'when over the limit); raises PT401 INVALID_TOKEN. Channel role (gateway functions).';
 REVOKE ALL ON FUNCTION gateway.admit(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.admit(integer) TO insurance_channel;
 
 -- token_channel(limit): the channel {id, name} of a valid token whose channel is still active
 -- (the validator routes; the decoded token itself is added by the app).
-CREATE OR REPLACE FUNCTION gateway.token_channel(_limit integer) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.token_channel(_rate_limit integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -113,7 +116,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- as in authorize()
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;

@@ -1,18 +1,21 @@
 -- Deploy insurance:gateway_risk_items to pg
--- Reworked after v1.0.0 (issue 32): the reads check their role inline, calling require_role()
--- only for another caller, and read the channel claim as a plain expression, not a subquery;
--- the list and the page print their answer's text from the stored documents' text (the same
--- text as before, without a jsonb aggregate of the documents).
--- Restated whole; CREATE OR REPLACE, since the released version runs first.
--- One function per risk-item route of gateway v1 and v2, under the channel's RLS.
+-- One function per risk-item route of gateway v1 and v2, under the channel's RLS. CREATE OR REPLACE
+-- over the released functions (those whose parameters were renamed dropped first).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
+-- The rate limit's parameter is named _rate_limit, as gateway.reply and the app name it.
+-- squawk-ignore ban-drop-function -- CREATE OR REPLACE keeps a parameter's name: each made anew below, same signature and grants, in this transaction
+DROP FUNCTION gateway.list_risk_items(integer, integer, integer, text),
+  gateway.page_risk_items(integer, integer, bigint, text),
+  gateway.get_risk_item(integer, bigint, uuid),
+  gateway.create_risk_item(integer, jsonb);
+
 -- The risk-item routes of gateway v1 and v2, one function per route. They run as
 -- insurance_channel (SECURITY INVOKER): which rows a channel sees or creates is decided by
--- the policies of channel_rls, never by a WHERE clause here. Each starts with
+-- the channel's policies on risk_items and beneficiaries, never by a WHERE clause here. Each starts with
 -- gateway.admit() (active channel, rate limit) and returns a gateway.reply. The reads check
 -- their role inline and call require_role() (a call with its own search_path, about 4 us) only
 -- for another caller, which it refuses, or an operator, whom it lets through.
@@ -25,7 +28,7 @@ SET LOCAL ROLE insurance_owner;
 -- list_risk_items(limit, from, to, policy): items from..to (0-based, inclusive, in creation
 -- order) of the channel, optionally of one policy uid, with the total count. The app
 -- checks the window (0 <= from <= to, at most 100 items).
--- Flat however many items the channel holds (DESIGN.md §7, issue 23), and planned once per
+-- Flat however many items the channel holds (docs/performance.md), and planned once per
 -- session (force_generic_plan: a plan made again on every call cost as much as the query):
 -- - the window's ids come from the (channel_id, id) or (channel_id, policy_uid) index under a
 --   LIMIT the generic plan sees (100, the largest window; the array is then cut to the
@@ -35,7 +38,7 @@ SET LOCAL ROLE insurance_owner;
 -- - the total is the channel's count kept by the triggers of risk_items, or, for one policy,
 --   a count of that policy's few items;
 -- - the stored documents are looked up by key for the window's rows only.
-CREATE OR REPLACE FUNCTION gateway.list_risk_items(_limit integer, _from integer, _to integer, _policy text)
+CREATE OR REPLACE FUNCTION gateway.list_risk_items(_rate_limit integer, _from integer, _to integer, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -49,7 +52,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -92,7 +95,7 @@ COMMENT ON FUNCTION gateway.list_risk_items(integer, integer, integer, text) IS
 -- which the app decodes back into `after`. Flat and planned once, as list_risk_items: an
 -- index range from `after` under a LIMIT the generic plan sees (101: the largest page and
 -- one more), and the kept count.
-CREATE OR REPLACE FUNCTION gateway.page_risk_items(_limit integer, _page_size integer, _after bigint, _policy text)
+CREATE OR REPLACE FUNCTION gateway.page_risk_items(_rate_limit integer, _page_size integer, _after bigint, _policy text)
 RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
@@ -107,7 +110,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -138,7 +141,7 @@ COMMENT ON FUNCTION gateway.page_risk_items(integer, integer, bigint, text) IS
 -- get_risk_item(limit, id, uid): one item of the channel, named by its integer id (as the
 -- create answer carries it) or its uid (both: they must name the same item), or PT404
 -- RISK_ITEM_NOT_FOUND (also for another channel's item: RLS hides it).
-CREATE OR REPLACE FUNCTION gateway.get_risk_item(_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.get_risk_item(_rate_limit integer, _id bigint, _uid uuid) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -146,7 +149,7 @@ BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_channel' THEN  -- see the header
     PERFORM insurance.require_role('insurance_channel');
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -258,7 +261,7 @@ COMMENT ON FUNCTION gateway._shape_problems(jsonb, text, jsonb, text[]) IS
 -- breaks the body's shape or a rule of insurance.risk_items / insurance.beneficiaries,
 -- PT422 UNKNOWN_PACKAGE, PT422 INVALID_VARIANT (not sold by the package), PT409 DUPLICATE_POLICY
 -- (same policy uid in the same package, whichever channel holds it).
-CREATE OR REPLACE FUNCTION gateway.create_risk_item(_limit integer, _item jsonb) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.create_risk_item(_rate_limit integer, _item jsonb) RETURNS gateway.reply
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _reply         gateway.reply;
@@ -269,7 +272,7 @@ DECLARE
   _b             record;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;

@@ -1,13 +1,6 @@
 -- Deploy insurance:postsales_risk_items to pg
--- Reworked after v1.0.0 (issue 32): the reads check their role inline, calling require_role()
--- only for another caller; my_risk_items reads the e-mail claim once, as a plain expression.
--- Restated whole; CREATE OR REPLACE, since the released version runs first.
--- What a holder does with a post-sales JWT. Every function runs as the caller
--- (insurance_holder, SECURITY INVOKER): the claimant policies of claimant_rls decide what it
--- sees, and an item it may not see answers 401 "access denied" (never 404: no enumeration).
--- Each entry point returns the JSON that the API sends as `data`, in one round trip, and
--- names its item by id or by uid (_id, _uid: one of them, the other NULL), so that a client
--- holding only the uid needs no lookup.
+-- What a holder does with a post-sales JWT, as the caller under the holder's policies (an item it may
+-- not see answers 401, never 404). CREATE OR REPLACE: it runs over the released functions.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';

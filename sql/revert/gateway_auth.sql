@@ -1,18 +1,12 @@
--- Revert insurance:gateway_auth from pg: back to its v1.0.0 version (the functions restated as released).
--- API key hash + branch -> channel context and key generation, the only door through channels.
+-- Revert insurance:gateway_auth from pg: back to the version released in v1.0.0, restated (the one
+-- revert that cannot include its released deploy, gateway_auth@v0.9.0.sql: that script creates the
+-- type gateway.reply, which functions of later changes return, so it cannot run again over them).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
--- The public door of the gateway: an API key (its SHA-256, computed by the app) and the
--- branch of the URL -> the channel's context, from which the app signs the branch token.
--- No role may read insurance.channels, so this function crosses that boundary.
--- The context carries the key generation (`gen`), which the token keeps and
--- gateway.admit() checks; the require_role guard.
-
--- authorize(key_hash, branch): {id, name, branch, gen[, ia_keys][, integration_payload]} of the
--- channel, or PT401 INVALID_API_KEY (unknown key), PT403 CHANNEL_REVOKED (inactive channel),
--- PT403 BRANCH_NOT_ALLOWED (the channel may not use this branch).
+-- CREATE OR REPLACE keeps a parameter's name: the functions this version renamed are made anew.
+DROP FUNCTION gateway.token_channel(integer), gateway.admit(integer);
 CREATE OR REPLACE FUNCTION gateway.authorize(_key_hash bytea, _branch text) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -47,15 +41,6 @@ REVOKE ALL ON FUNCTION gateway.authorize(bytea, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.authorize(bytea, text) TO insurance_anon, insurance_app;
   -- no policy: only admit() writes it
 
--- gateway.reply (what every gateway entry point returns) is the released type, unchanged.
--- A token dies with its key generation and with its branch: admit() checks, in the same
--- query that finds the channel active, that the token's `gen` is the channel's current key
--- generation and its `branch` still one of the channel's branches.
-
--- admit(limit): the reply skeleton of a call by the token's channel (claim `sub`), or
--- PT401 INVALID_TOKEN when that channel is revoked or gone, its key was rotated since the
--- token was issued (claim `gen`), or it may no longer use the token's branch (claim `branch`).
--- limit <= 0: no counting.
 CREATE OR REPLACE FUNCTION gateway.admit(_limit integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -91,8 +76,6 @@ COMMENT ON FUNCTION gateway.admit(integer) IS
 REVOKE ALL ON FUNCTION gateway.admit(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.admit(integer) TO insurance_channel;
 
--- token_channel(limit): the channel {id, name} of a valid token whose channel is still active
--- (the validator routes; the decoded token itself is added by the app).
 CREATE OR REPLACE FUNCTION gateway.token_channel(_limit integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE

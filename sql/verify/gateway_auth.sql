@@ -11,3 +11,6 @@ BEGIN
   ASSERT has_function_privilege('insurance_channel', 'gateway.token_channel(integer)', 'EXECUTE'), 'insurance_channel cannot call gateway.token_channel';
 END
 $$;
+-- The rate limit's parameter is named _rate_limit.
+SELECT 1 / (proargnames[1] = '_rate_limit')::int FROM pg_catalog.pg_proc
+ WHERE oid = 'gateway.admit(integer)'::regprocedure;

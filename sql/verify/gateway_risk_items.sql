@@ -15,3 +15,6 @@ BEGIN
   ASSERT has_function_privilege('insurance_channel', 'gateway.create_risk_item(integer, jsonb)', 'EXECUTE'), 'insurance_channel cannot call gateway.create_risk_item';
 END
 $$;
+-- The rate limit's parameter is named _rate_limit.
+SELECT 1 / (proargnames[1] = '_rate_limit')::int FROM pg_catalog.pg_proc
+ WHERE oid = 'gateway.create_risk_item(integer,jsonb)'::regprocedure;

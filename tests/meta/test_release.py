@@ -1,7 +1,7 @@
 """Released SQL is frozen: what a tag deployed is what a later deploy of that tag still runs.
 
 After `sqitch tag vX`, a change at or before the tag changes only by `sqitch rework` (its
-scripts are then copied to `change@vX.sql`, which keep the tagged text, and `change.sql` restates
+scripts are then copied to `<change>@vX.sql`, which keep the tagged text, and `<change>.sql` restates
 the change). Editing a tagged script in place would make a database deployed from the tag and
 one deployed from HEAD differ without sqitch knowing. CONTRIBUTING.md "Releasing".
 """

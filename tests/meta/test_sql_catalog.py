@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from scripts.sql_files import masked
+from scripts.sql_files import masked, with_includes
 from tests.conftest import ROOT
 
 SQL = ROOT / "sql"
@@ -251,13 +251,6 @@ def test_what_a_deploy_file_creates_exists(survey):
                                            "from the deployed catalog"), pytrace=False)
 
 
-def with_includes(path: Path) -> str:
-    """A script's text with every `\\ir FILE` (psql's include, relative to the script) replaced by
-    that file's text: a rework's revert runs the frozen deploy it names."""
-    return re.sub(r"^\\ir\s+(\S+)\s*$", lambda m: with_includes((path.parent / m.group(1)).resolve()),
-                  path.read_text(), flags=re.MULTILINE)
-
-
 def test_every_revert_drops_what_its_deploy_creates(survey):
     problems = []
     for change, keys in sorted(survey.created_by.items()):
@@ -265,7 +258,7 @@ def test_every_revert_drops_what_its_deploy_creates(survey):
         if not revert.exists():
             problems.append(f"{change}: no sql/revert/{change}.sql")
             continue
-        text = with_includes(revert)
+        text = with_includes(revert)  # a rework's revert includes its released deploy script
         by_signature, by_name, schemas = dropped(text, survey.resolve)
         # After a release, the revert of a reworked change restores the previous version instead.
         restored = set(created_functions(text, survey.resolve)) if change in REWORKED else set()

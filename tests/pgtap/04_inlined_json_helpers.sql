@@ -1,5 +1,5 @@
--- The JSON helpers of the hot routes are inlined into their callers' plans (sqitch change
--- inlined_json_helpers): a call that stays a function call is planned again by every
+-- The JSON helpers of the hot routes are inlined into their callers' plans (BEGIN ATOMIC
+-- bodies without a SET clause): a call that stays a function call is planned again by every
 -- statement that makes it. Proved on the plan itself: EXPLAIN VERBOSE names a function that
 -- is called, and shows only its body when it is inlined.
 BEGIN;

@@ -1,4 +1,4 @@
--- outbox_batch_routes: a row says itself whether it may travel with others, and where.
+-- outbox.batch_routes: a row says itself whether it may travel with others, and where.
 BEGIN;
 SELECT plan(3);
 

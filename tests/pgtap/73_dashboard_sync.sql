@@ -1,4 +1,4 @@
--- The dashboard's beneficiaries sync (dashboard_sync): its own entry point, for the dashboard
+-- The dashboard's beneficiaries sync (dashboard.begin_beneficiaries_sync): its own entry point, for the dashboard
 -- role only, with the session's access check and an audit row; emissions by uid.
 BEGIN;
 \ir helpers/common.psql

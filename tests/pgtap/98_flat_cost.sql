@@ -1,4 +1,4 @@
--- Flat cost as the tables fill (issue 23; DESIGN.md §7): on tables holding tens of thousands of
+-- Flat cost as the tables fill (docs/performance.md): on tables holding tens of thousands of
 -- rows, the outbox claim, an emission's recording, every list page and the metrics scrape read a
 -- bounded number of rows and never scan the outbox, the risk items or the emissions sequentially,
 -- whatever the planner estimates for a function's parameters (a LIMIT it cannot see is planned as

@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
+from scripts import sql_schema
 from tests.conftest import ROOT, child_environ, free_port, running, wait_for
 from tests.release import Repo, parse_plan, plan_tags
 
@@ -390,9 +392,15 @@ def item_view(item: dict) -> tuple:
             (item.get("metadata") or {}).get("integration", {}).get("state"))
 
 
+def schema_picture(db: ScratchDatabase) -> dict[str, str]:
+    """The schema as `make schema` pictures it (scripts/sql_schema.py)."""
+    return sql_schema.render(sql_schema.dump(db.admin_url))
+
+
 def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on_it(release, scratch_db, capsys):
     (found, code), db = release, scratch_db
     db.sqitch(code, "deploy", "--verify")
+    released_schema = schema_picture(db)
     with sandbox_running() as (sandbox, smtp_port):
         stack = Stack(db, sandbox, smtp_port)
         filled = fill(stack, code)
@@ -450,6 +458,10 @@ def test_an_upgrade_from_the_newest_release_keeps_every_row_and_the_app_works_on
     assert ("Undeployed change" if plan_adds(found) else "Nothing to deploy") in status, status  # ... HEAD's after it
     reverted = counts(snapshot(db))
     assert {t: n for t, n in reverted.items() if settled.get(t) != n} == {}, "rows lost by the revert"
+    # The reverts put back exactly what the release deployed (a rework's revert runs its released script).
+    back = schema_picture(db)
+    assert back == released_schema, f"the revert to {found.revert_to} left another schema:\n" \
+                                     f"{sql_schema.diff(released_schema, back)}"
     db.sqitch(ROOT, "deploy", "--verify")
     assert counts(snapshot(db)) == settled
 
@@ -596,3 +608,93 @@ def test_an_upgrade_under_live_traffic_loses_nothing_and_answers_no_500(release,
     keys = {f"{uid}:PROVIDER_A:SALES_DISPATCH" for uid in held + created}
     assert {k: n for k, n in issued.items() if k in keys} == {k: 1 for k in keys}, "lost or issued twice"
     assert set(issued) == keys, "a policy issued that no partner was told of"
+
+
+# A large table: HEAD deployed over the release while partners write, with a million risk items.
+LARGE_RISK_ITEMS = int(os.environ.get("UPGRADE_LARGE_RISK_ITEMS", "1000000"))
+# The longest a partner's write may wait while HEAD deploys (CONTRIBUTING, "SQL": an index on a
+# table that grows is built CONCURRENTLY; a lock that stops its writers says why).
+LONGEST_WRITE_PAUSE = 2.0
+
+
+def test_an_upgrade_over_a_million_risk_items_pauses_partner_writes_briefly(release, scratch_db, capsys):
+    (found, code), db = release, scratch_db
+    db.sqitch(code, "deploy", "--verify")
+    with sandbox_running() as (sandbox, smtp_port):
+        stack = Stack(db, sandbox, smtp_port)
+        run = uuid.uuid4().hex[:8]
+        package = f"large-{run}"
+        stack.cli(code, "packages", "create", "--uid", package, "--name", "Large travel",
+                  "--variant", "travel:Travel Basic:12.50:EUR:MEDICAL=30000,LUGGAGE=1500",
+                  "--sales-integration", "PROVIDER_A")
+        made = orjson.loads(stack.cli(code, "channels", "create", "--name", f"Large partner {run}", "--branch", "v1",
+                                      "--package", package))
+        partner = Partner("large", made["apiKey"], package)
+        started = time.monotonic()
+        with db.connect() as conn:
+            # The bulk rows belong to no channel and have no beneficiaries: no trigger of the
+            # release has anything to keep for them (channel counts, holders' documents, the
+            # dispatch a partner's item queues), so the triggers are off for the one INSERT.
+            # The indexes that no constraint needs are built once after the rows, as the release
+            # defines them, rather than grown row by row (the same indexes, in a third of the time).
+            indexes = [r["def"] for r in conn.execute(
+                """SELECT pg_get_indexdef(x.indexrelid) AS def FROM pg_index x
+                    WHERE x.indrelid = 'insurance.risk_items'::regclass
+                      AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = x.indexrelid)""")]
+            with conn.transaction():
+                for r in conn.execute("""SELECT x.indexrelid::regclass::text AS name FROM pg_index x
+                                          WHERE x.indrelid = 'insurance.risk_items'::regclass
+                                            AND NOT EXISTS (SELECT FROM pg_constraint k
+                                                             WHERE k.conindid = x.indexrelid)""").fetchall():
+                    conn.execute(f"DROP INDEX {r['name']}")
+                conn.execute("SET LOCAL session_replication_role = replica")
+                conn.execute("""INSERT INTO insurance.risk_items (package_id, policy_uid, variant, insured_subject)
+                                SELECT p.id, 'BULK-' || i, 'travel', jsonb_build_object('name', 'Bulk ' || i)
+                                  FROM insurance.packages p, generate_series(1, %s) i
+                                 WHERE p.uid = %s""", (LARGE_RISK_ITEMS, package))
+                conn.execute("SET LOCAL maintenance_work_mem = '256MB'")
+                for definition in indexes:
+                    conn.execute(definition)
+            conn.execute("VACUUM ANALYZE insurance.risk_items")
+            rows = conn.execute("SELECT count(*) AS n FROM insurance.risk_items").fetchone()["n"]
+        filled = time.monotonic() - started
+        assert rows >= LARGE_RISK_ITEMS
+
+        with stack.serve(code):
+            token = partner.token(stack.api)
+
+            def partner_write(client: httpx.Client, api: str) -> tuple:
+                resp = client.post(f"{api}/api/gateway/v1/risk-items", headers={"Authorization": f"Bearer {token}"},
+                                   json={"package_uid": package, "policy_uid": f"LARGE-{uuid.uuid4().hex[:10]}",
+                                         "variant": "travel", "insured_subject": {"name": "Ada Lovelace"},
+                                         "beneficiaries": [{"name": "Ada Lovelace", "email": f"large-{run}@example.com",
+                                                            "isHolder": True, "share": 100}]})
+                return resp, resp.status_code == 201
+
+            writes = Loop("partner writes", lambda: stack.api, partner_write)
+            writes.start()
+            time.sleep(2)
+            deploy_started = time.monotonic()
+            deployed = db.sqitch(ROOT, "deploy", "--verify")
+            deploy_ended = time.monotonic()
+            time.sleep(1)
+            writes.stopping.set()
+            writes.join(60)
+
+    # The longest wait for a right answer that overlaps the deploy: between two right answers
+    # (or from the deploy's start to the first one in it).
+    times = [a.at for a in writes.answers if a.correct]
+    during = [t for t in times if deploy_started <= t] or [float("inf")]
+    before = [t for t in times if t < deploy_started]
+    edges = ([before[-1]] if before else [deploy_started]) + during
+    pause = max(b - a for a, b in pairwise(edges)) if len(edges) > 1 else float("inf")
+    baseline = max((b - a for a, b in pairwise(before)), default=0.0)
+    with capsys.disabled():
+        print(f"\nupgrade {found.label} -> HEAD over {rows} risk items (filled in {filled:.1f} s): deploy "
+              f"{deploy_ended - deploy_started:.1f} s; partner writes: {len(writes.answers)} answers, "
+              f"{len(writes.wrong())} wrong, longest pause during the deploy {pause:.2f} s "
+              f"(before it {baseline:.2f} s)\n{deployed.stdout.rstrip()}")
+    assert writes.wrong() == [], "partner writes answered neither 201 nor a retryable 503"
+    assert during[0] < deploy_ended + 1.5, "no partner write succeeded during or right after the deploy"
+    assert pause <= LONGEST_WRITE_PAUSE, (f"partner writes waited {pause:.2f} s while HEAD deployed over "
+                                          f"{rows} risk items (at most {LONGEST_WRITE_PAUSE} s)")
