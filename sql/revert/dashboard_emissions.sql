@@ -444,4 +444,6 @@ GRANT EXECUTE ON FUNCTION dashboard.emission_detail(bigint) TO insurance_dashboa
 GRANT EXECUTE ON FUNCTION dashboard.retry_emissions(bigint[], text) TO insurance_dashboard, insurance_app;
 DROP FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items, text);
 DROP FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean);
+DROP FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean, boolean);
+DROP FUNCTION dashboard._paused_providers();
 COMMIT;
