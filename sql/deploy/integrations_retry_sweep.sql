@@ -33,7 +33,7 @@ BEGIN
                               ORDER BY e.provider)
     INTO _ended FROM ended e;
   PERFORM insurance.record_audit('system:schedule', 'providers.resume', pg_catalog.jsonb_build_array(p ->> 'provider'),
-                                 'ok', pg_catalog.jsonb_build_object('via', 'schedule', 'until', p -> 'until'))
+                                 'ok', pg_catalog.jsonb_build_object('endedBy', 'schedule', 'until', p -> 'until'))
      FROM pg_catalog.jsonb_array_elements(coalesce(_ended, '[]')) p;
   SELECT count(outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', e.id),
                                 '{}', NULL))
@@ -69,7 +69,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION integrations.sweep() IS
-  'One pass of the retry sweep: ends the pauses whose time has come (audited providers.resume via schedule), queues '
+  'One pass of the retry sweep: ends the pauses whose time has come (audited providers.resume by system:schedule), queues '
   '/retry for due FAILED emissions of providers not paused without a pending call, frees expired outbox leases and '
   'emission claims, folds past minutes of insurance.provider_call_minutes and drops those older than a day; returns '
   '{retriesQueued, leasesFreed, claimsFreed, pausesEnded?, callMinutesFolded?}. Service role or insurance_cron.';
