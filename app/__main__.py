@@ -30,6 +30,7 @@ COMMANDS = {
     "adapters": "app.orchestrator.scaffold",
     "worker": "app.worker",
     "outbox": "app.commands.outbox",
+    "providers": "app.commands.providers",
     "users": "app.dashboard.commands",
     "openapi": "app.commands.openapi",
     "settings": "app.commands.settings",
