@@ -3,7 +3,7 @@
 -- and providers_health answers each provider's and the webhooks' minutes, p95 and pause.
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(7);
+SELECT plan(9);
 
 DELETE FROM insurance.provider_call_minutes;
 -- Two batches this minute: PROVIDER_HA's 20 calls (one failed, answers 30..600 ms), PROVIDER_HB's 1.
@@ -46,6 +46,17 @@ SELECT is((SELECT jsonb_agg(jsonb_build_object('p', p ->> 'provider', 'calls', p
           'each provider''s calls, failures and p95 over the window, its minutes, its pause; the webhooks last');
 SELECT throws_ok($$SELECT dashboard.providers_health(0)$$, 'PT400', 'hours must be between 1 and 24', 'a window of 1 to 24 hours');
 SELECT pg_temp.as_operator();
+
+-- The worker's outcomes: partner webhooks' answer times noted as WEBHOOKS, then recorded as before.
+INSERT INTO outbox.http_requests (url, body, channel_id, lease_until, leased_by)
+VALUES ('https://hooks.pgtap.invalid/h', '{}', '00000000-0000-4000-8000-000000000081', now() + interval '1 minute', 'w81');
+SELECT pg_temp.act_as('insurance_service');
+SELECT is(outbox.record_timed_deliveries('w81', jsonb_build_array(jsonb_build_object(
+            'id', (SELECT max(id) FROM outbox.http_requests), 'status', 200, 'error', null, 'ms', 120)), 20),
+          1, 'the delivery is recorded as record_deliveries records it');
+SELECT pg_temp.as_operator();
+SELECT is((SELECT row(sum(calls), sum(failures))::text FROM insurance.provider_call_minutes WHERE target = 'WEBHOOKS'),
+          '(1,0)', 'and its answer time noted for the webhooks');
 
 SELECT * FROM finish();
 ROLLBACK;
