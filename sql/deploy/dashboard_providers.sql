@@ -10,7 +10,7 @@ SET LOCAL ROLE insurance_owner;
 
 -- _p95_ms(buckets): the upper bound (ms) of the bucket that holds the 95th percentile of an
 -- answer-time histogram (insurance.provider_call_buckets), or NULL when it is empty.
-CREATE FUNCTION dashboard._p95_ms(_buckets bigint[]) RETURNS integer
+CREATE FUNCTION dashboard._p95_ms(_buckets integer[]) RETURNS integer
 LANGUAGE plpgsql IMMUTABLE SET search_path = '' AS $$
 DECLARE
   _bounds integer[] := insurance.provider_call_buckets();
@@ -29,20 +29,22 @@ BEGIN
   RETURN _bounds[pg_catalog.cardinality(_bounds)];
 END
 $$;
-COMMENT ON FUNCTION dashboard._p95_ms(bigint[]) IS
+COMMENT ON FUNCTION dashboard._p95_ms(integer[]) IS
   'The p95 of an answer-time histogram _buckets (insurance.provider_call_buckets): its bucket''s upper bound in ms '
   '(the last, open bucket says its lower bound), NULL when empty. Dashboard role.';
-REVOKE ALL ON FUNCTION dashboard._p95_ms(bigint[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard._p95_ms(bigint[]) TO insurance_dashboard;
+REVOKE ALL ON FUNCTION dashboard._p95_ms(integer[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._p95_ms(integer[]) TO insurance_dashboard;
 
--- providers_health(hours): {from, to, hours, providers: [{provider, paused {pausedAt, until} | null,
--- calls, failures, p95Ms, minutes: [{minute, calls, failures, p95Ms}]}]}, the configured
--- providers, the paused ones and those called in the window, by code, then WEBHOOKS.
+-- providers_health(hours): {from, to, hours, slotMinutes, providers: [{provider, paused {pausedAt,
+-- until} | null, calls, failures, p95Ms, slots: [{at, calls, failures, p95Ms}]}]}: the window in 60
+-- slots of `hours` minutes each; the configured providers, the paused ones and those called in
+-- the window, by code, then WEBHOOKS.
 CREATE FUNCTION dashboard.providers_health(_hours integer) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _to timestamptz := pg_catalog.date_trunc('minute', pg_catalog.now()) + interval '1 minute';
   _from timestamptz;
+  _bounds integer[] := insurance.provider_call_buckets();
   _answer jsonb;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
@@ -51,20 +53,45 @@ BEGIN
                           HINT = '[{"field": "hours", "message": "between 1 and 24"}]';
   END IF;
   _from := _to - pg_catalog.make_interval(hours => _hours);
-  WITH per_minute AS (  -- the window's rows, by provider_call_minutes_minute_idx
-    SELECT m.target, m.minute, sum(m.calls) AS calls, sum(m.failures) AS failures,
-           ARRAY(SELECT sum(b.n)::bigint
-                   FROM insurance.provider_call_minutes q
-                  CROSS JOIN LATERAL pg_catalog.unnest(q.buckets) WITH ORDINALITY b(n, i)
-                  WHERE q.minute = m.minute AND q.target = m.target
-                  GROUP BY b.i ORDER BY b.i) AS buckets
+  -- Set-based, one pass over the window's rows (by provider_call_minutes_minute_idx), in 60
+  -- slots of _hours minutes each (what the chart draws): the buckets summed per (target, slot)
+  -- and per target, each p95 the first bucket whose running sum reaches 95% (as
+  -- dashboard._p95_ms says of one histogram).
+  WITH r AS MATERIALIZED (
+    SELECT m.target, _from + pg_catalog.make_interval(mins => _hours * (pg_catalog.floor(
+             EXTRACT(epoch FROM m.minute - _from) / 60 / _hours))::integer) AS slot,
+           m.calls, m.failures, m.buckets
       FROM insurance.provider_call_minutes m
      WHERE m.minute >= _from AND m.minute < _to
-     GROUP BY m.target, m.minute
+  ), per_slot AS (
+    SELECT r.target, r.slot, sum(r.calls) AS calls, sum(r.failures) AS failures FROM r GROUP BY r.target, r.slot
+  ), b AS MATERIALIZED (
+    SELECT r.target, r.slot, x.i, sum(x.n) AS n
+      FROM r CROSS JOIN LATERAL pg_catalog.unnest(r.buckets) WITH ORDINALITY AS x(n, i)
+     GROUP BY r.target, r.slot, x.i
+  ), slot_p95 AS (
+    SELECT c.target, c.slot, min(c.i) FILTER (WHERE c.upto >= pg_catalog.ceil(c.total * 0.95) AND c.total > 0) AS i
+      FROM (SELECT b.*, sum(b.n) OVER (PARTITION BY b.target, b.slot ORDER BY b.i) AS upto,
+                   sum(b.n) OVER (PARTITION BY b.target, b.slot) AS total FROM b) c
+     GROUP BY c.target, c.slot
+  ), target_p95 AS (
+    SELECT c.target, min(c.i) FILTER (WHERE c.upto >= pg_catalog.ceil(c.total * 0.95) AND c.total > 0) AS i
+      FROM (SELECT t.*, sum(t.n) OVER (PARTITION BY t.target ORDER BY t.i) AS upto,
+                   sum(t.n) OVER (PARTITION BY t.target) AS total
+              FROM (SELECT b.target, b.i, sum(b.n) AS n FROM b GROUP BY b.target, b.i) t) c
+     GROUP BY c.target
+  ), per_target AS (
+    SELECT m.target, sum(m.calls) AS calls, sum(m.failures) AS failures,
+           pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+             'at', m.slot, 'calls', m.calls, 'failures', m.failures,
+             'p95Ms', CASE WHEN p.i IS NOT NULL THEN _bounds[least(p.i, pg_catalog.cardinality(_bounds))] END)
+             ORDER BY m.slot) AS slots
+      FROM per_slot m JOIN slot_p95 p ON p.target = m.target AND p.slot = m.slot
+     GROUP BY m.target
   ), targets AS (
     SELECT i.slug AS target FROM insurance.integrations i
     UNION SELECT z.provider FROM insurance.provider_pauses z WHERE z.until IS NULL OR z.until > pg_catalog.now()
-    UNION SELECT p.target FROM per_minute p
+    UNION SELECT w.target FROM per_target w
     UNION SELECT 'WEBHOOKS'
   )
   SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
@@ -72,27 +99,23 @@ BEGIN
            'paused', (SELECT pg_catalog.jsonb_build_object('pausedAt', z.paused_at, 'until', z.until)
                         FROM insurance.provider_pauses z
                        WHERE z.provider = t.target AND (z.until IS NULL OR z.until > pg_catalog.now())),
-           'calls', coalesce(w.calls, 0), 'failures', coalesce(w.failures, 0), 'p95Ms', dashboard._p95_ms(w.buckets),
-           'minutes', coalesce(w.minutes, '[]'))
+           'calls', coalesce(w.calls, 0), 'failures', coalesce(w.failures, 0),
+           'p95Ms', CASE WHEN q.i IS NOT NULL THEN _bounds[least(q.i, pg_catalog.cardinality(_bounds))] END,
+           'slots', coalesce(w.slots, '[]'))
            ORDER BY t.target = 'WEBHOOKS', t.target)
     INTO _answer
     FROM targets t
-    LEFT JOIN LATERAL (
-      SELECT sum(p.calls) AS calls, sum(p.failures) AS failures,
-             ARRAY(SELECT sum(b.n)::bigint FROM per_minute q
-                    CROSS JOIN LATERAL pg_catalog.unnest(q.buckets) WITH ORDINALITY b(n, i)
-                    WHERE q.target = t.target GROUP BY b.i ORDER BY b.i) AS buckets,
-             pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
-               'minute', p.minute, 'calls', p.calls, 'failures', p.failures, 'p95Ms', dashboard._p95_ms(p.buckets))
-               ORDER BY p.minute) AS minutes
-        FROM per_minute p WHERE p.target = t.target) w ON true;
-  RETURN pg_catalog.jsonb_build_object('from', _from, 'to', _to, 'hours', _hours, 'providers', coalesce(_answer, '[]'));
+    LEFT JOIN per_target w ON w.target = t.target
+    LEFT JOIN target_p95 q ON q.target = t.target;
+  RETURN pg_catalog.jsonb_build_object('from', _from, 'to', _to, 'hours', _hours, 'slotMinutes', _hours,
+                                       'providers', coalesce(_answer, '[]'));
 END
 $$;
 COMMENT ON FUNCTION dashboard.providers_health(integer) IS
   'Each provider''s (configured, paused or called) and the webhooks'' (WEBHOOKS) health over the last _hours (1..24): '
-  '{from, to, hours, providers: [{provider, paused {pausedAt, until} | null, calls, failures, p95Ms, minutes: '
-  '[{minute, calls, failures, p95Ms}] (minutes without calls left out)}]}; raises PT400 VALIDATION_ERROR for hours '
+  '{from, to, hours, slotMinutes, providers: [{provider, paused {pausedAt, until} | null, calls, failures, p95Ms, '
+  'slots: [{at, calls, failures, p95Ms}] (60 slots of _hours minutes; those without calls left out)}]}; raises PT400 '
+  'VALIDATION_ERROR for hours '
   'outside 1..24. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.providers_health(integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.providers_health(integer) TO insurance_dashboard, insurance_app;

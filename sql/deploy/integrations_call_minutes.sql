@@ -24,7 +24,7 @@ BEGIN
   INSERT INTO insurance.provider_call_minutes (minute, target, calls, failures, buckets)
   SELECT pg_catalog.date_trunc('minute', pg_catalog.now()), t.target, t.calls, t.failures,
          -- bucket 0: under the first bound; bucket i: from bound i up to bound i + 1; the last is open
-         ARRAY(SELECT count(d.b) FROM pg_catalog.generate_series(0, pg_catalog.cardinality(insurance.provider_call_buckets())) g(i)
+         ARRAY(SELECT count(d.b)::integer FROM pg_catalog.generate_series(0, pg_catalog.cardinality(insurance.provider_call_buckets())) g(i)
                  LEFT JOIN c d ON d.target = t.target AND d.b = g.i
                 GROUP BY g.i ORDER BY g.i)
     FROM (SELECT c.target, count(*) AS calls, count(*) FILTER (WHERE c.failed) AS failures FROM c GROUP BY c.target) t;

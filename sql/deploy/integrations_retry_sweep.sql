@@ -56,7 +56,7 @@ BEGIN
   ), folded AS (
     INSERT INTO insurance.provider_call_minutes (minute, target, calls, failures, buckets, folded)
     SELECT p.minute, p.target, sum(p.calls), sum(p.failures),
-           ARRAY(SELECT sum(b.n)::bigint FROM past q CROSS JOIN LATERAL pg_catalog.unnest(q.buckets) WITH ORDINALITY b(n, i)
+           ARRAY(SELECT sum(b.n)::integer FROM past q CROSS JOIN LATERAL pg_catalog.unnest(q.buckets) WITH ORDINALITY b(n, i)
                   WHERE q.minute = p.minute AND q.target = p.target GROUP BY b.i ORDER BY b.i), true
       FROM past p GROUP BY p.minute, p.target
     RETURNING 1

@@ -12,7 +12,7 @@ SELECT integrations._note_calls((SELECT jsonb_agg(jsonb_build_object('target', '
                                    FROM generate_series(1, 20) n)) IS NULL AS noted;
 SELECT integrations._note_calls('[{"target": "PROVIDER_HB", "ms": 12, "failed": false},
                                   {"target": "PROVIDER_HB", "ms": null, "failed": true}]') IS NULL AS noted;
-SELECT throws_ok($$INSERT INTO insurance.provider_call_minutes (minute, target, calls, failures, buckets) VALUES (now(), 'X', 1, 0, '{}')$$,
+SELECT throws_ok($$INSERT INTO insurance.provider_call_minutes (minute, target, calls, failures, buckets) VALUES (now(), 'X', 1, 0, '{}'::integer[])$$,
                  '42501', NULL, 'the service role does not write the minutes itself');
 SELECT pg_temp.as_operator();
 SELECT is((SELECT count(*) FROM insurance.provider_call_minutes), 2::bigint, 'one appended row per batch and provider (no answer time: not a call)');
@@ -35,15 +35,15 @@ INSERT INTO insurance.provider_pauses (provider, until) VALUES ('PROVIDER_HB', n
 SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "1", "role": "dashboard", "email": "ops@pgtap.invalid"}');
 CREATE TEMP TABLE health AS SELECT dashboard.providers_health(3) AS h;
 SELECT is((SELECT jsonb_agg(jsonb_build_object('p', p ->> 'provider', 'calls', p -> 'calls', 'failures', p -> 'failures',
-                                                'p95Ms', p -> 'p95Ms', 'minutes', jsonb_array_length(p -> 'minutes'),
+                                                'p95Ms', p -> 'p95Ms', 'slots', jsonb_array_length(p -> 'slots'),
                                                 'paused', p -> 'paused' IS NOT NULL AND p -> 'paused' <> 'null')
                             ORDER BY ord)
              FROM health, jsonb_array_elements(h -> 'providers') WITH ORDINALITY AS x(p, ord)
             WHERE p ->> 'provider' IN ('PROVIDER_HA', 'PROVIDER_HB', 'WEBHOOKS')),
-          '[{"p": "PROVIDER_HA", "calls": 41, "failures": 2, "p95Ms": 800, "minutes": 2, "paused": false},
-            {"p": "PROVIDER_HB", "calls": 1, "failures": 0, "p95Ms": 25, "minutes": 1, "paused": true},
-            {"p": "WEBHOOKS", "calls": 0, "failures": 0, "p95Ms": null, "minutes": 0, "paused": false}]'::jsonb,
-          'each provider''s calls, failures and p95 over the window, its minutes, its pause; the webhooks last');
+          '[{"p": "PROVIDER_HA", "calls": 41, "failures": 2, "p95Ms": 800, "slots": 2, "paused": false},
+            {"p": "PROVIDER_HB", "calls": 1, "failures": 0, "p95Ms": 25, "slots": 1, "paused": true},
+            {"p": "WEBHOOKS", "calls": 0, "failures": 0, "p95Ms": null, "slots": 0, "paused": false}]'::jsonb,
+          'each provider''s calls, failures and p95 over the window, its slots, its pause; the webhooks last');
 SELECT throws_ok($$SELECT dashboard.providers_health(0)$$, 'PT400', 'hours must be between 1 and 24', 'a window of 1 to 24 hours');
 SELECT pg_temp.as_operator();
 

@@ -173,30 +173,30 @@ HEALTH_HOURS = (1, 3, 6, 12, 24)  # the providers page's windows
 PROVIDER_ACTIONS = {"pause": "dashboard.pause_provider", "resume": "dashboard.resume_provider"}
 
 
-def health_chart(provider: dict, start: str, hours: int, width: int = 480, height: int = 72) -> dict:
-    """A provider's minutes as the SVG chart draws them (app/dashboard/backoffice/templates/
-    providers.html): a bar of calls per minute with its failures over it, and the p95 answer
-    time as a line, each scaled to its own maximum; coordinates rounded to 0.1 px."""
+def health_chart(provider: dict, start: str, slot_minutes: int, width: int = 480, height: int = 72,
+                 slots: int = 60) -> dict:
+    """A provider's slots (dashboard.providers_health: 60 of slot_minutes each) as the SVG chart
+    draws them (templates/providers.html): a bar of calls a minute with its failures over it,
+    and the p95 answer time as a line, each scaled to its own maximum; coordinates to 0.1 px."""
     first = datetime.datetime.fromisoformat(start)
-    slots = hours * 60
     step = width / slots
-    max_calls = max([m["calls"] for m in provider["minutes"]] + [1])
-    max_p95 = max([m["p95Ms"] or 0 for m in provider["minutes"]] + [1])
+    max_calls = max([s["calls"] for s in provider["slots"]] + [1])
+    max_p95 = max([s["p95Ms"] or 0 for s in provider["slots"]] + [1])
     bars, points = [], []
-    for m in provider["minutes"]:
-        index = int((datetime.datetime.fromisoformat(m["minute"]) - first).total_seconds() // 60)
+    for s in provider["slots"]:
+        index = int((datetime.datetime.fromisoformat(s["at"]) - first).total_seconds() // 60 // slot_minutes)
         if not 0 <= index < slots:
             continue
         x = round(index * step, 1)
-        calls_h = round(m["calls"] / max_calls * height, 1)
-        failed_h = round(m["failures"] / max_calls * height, 1)
-        bars.append({"x": x, "w": max(round(step, 1), 1.0), "calls_y": round(height - calls_h, 1), "calls_h": calls_h,
-                     "failed_y": round(height - failed_h, 1), "failed_h": failed_h, "minute": m})
-        if m["p95Ms"] is not None:
-            points.append(f"{round(x + step / 2, 1)},{round(height - m['p95Ms'] / max_p95 * height, 1)}")
+        calls_h = round(s["calls"] / max_calls * height, 1)
+        failed_h = round(s["failures"] / max_calls * height, 1)
+        bars.append({"x": x, "w": round(step - 1, 1), "calls_y": round(height - calls_h, 1), "calls_h": calls_h,
+                     "failed_y": round(height - failed_h, 1), "failed_h": failed_h, "slot": s})
+        if s["p95Ms"] is not None:
+            points.append(f"{round(x + step / 2, 1)},{round(height - s['p95Ms'] / max_p95 * height, 1)}")
     return {"width": width, "height": height, "bars": bars, "p95_line": " ".join(points),
             "max_calls": max_calls, "max_p95": max_p95 if points else None,
-            "per_minute": round(provider["calls"] / slots, 2)}
+            "per_minute": round(provider["calls"] / (slots * slot_minutes), 2)}
 
 
 def _until(value: Any) -> datetime.datetime | None:
@@ -400,7 +400,7 @@ class Pages:
             raise errors.bad_request(f"hours must be one of {', '.join(map(str, HEALTH_HOURS))}",
                                      details=[{"field": "hours", "message": "1, 3, 6, 12 or 24"}])
         health = await self._call(claims, "dashboard.providers_health", int(raw))
-        charts = {p["provider"]: health_chart(p, health["from"], health["hours"]) for p in health["providers"]}
+        charts = {p["provider"]: health_chart(p, health["from"], health["slotMinutes"]) for p in health["providers"]}
         self._render(resp, "providers.html", req, user, health=health, charts=charts, hours=int(raw),
                      windows=HEALTH_HOURS)
 
