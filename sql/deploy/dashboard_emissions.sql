@@ -228,18 +228,21 @@ REVOKE ALL ON FUNCTION dashboard.emission_counts() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.emission_counts() TO insurance_dashboard, insurance_app;
 
 -- emissions_overview(filters..., after_id, limit): the back-office's emissions page in one
--- call: list_emissions' page (what tRPC's list answers) with the counts per state.
+-- call: list_emissions' page (what tRPC's list answers) with the counts per state and the
+-- providers paused now (integrations.paused_providers).
 CREATE OR REPLACE FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamptz,
                                              _until timestamptz, _after_id bigint, _limit integer) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   RETURN dashboard.list_emissions(_statuses, _provider, _event, _since, _until, _after_id, _limit)
-         || pg_catalog.jsonb_build_object('counts', dashboard.emission_counts());
+         || pg_catalog.jsonb_build_object('counts', dashboard.emission_counts(),
+                                          'paused', integrations.paused_providers());
 END
 $$;
 COMMENT ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer) IS
-  'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts). Dashboard role.';
+  'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts) and paused '
+  '({provider: {pausedAt, until}}, integrations.paused_providers). Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer)
   TO insurance_dashboard, insurance_app;

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import orjson
@@ -217,3 +218,61 @@ def test_the_providers_page_draws_health_and_pauses(stack, admin, make_user):
                          "AND actor = %s ORDER BY id", (f"dashboard:{user['email']}",)).fetchall()
     assert [(r["action"], r["via"], r["targets"]) for r in rows] == [
         ("providers.pause", "backoffice", ["PROVIDER_C"]), ("providers.resume", "backoffice", ["PROVIDER_C"])]
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (scripts/setup.sh installs it)")
+def test_the_providers_page_in_the_browser_draws_on_the_server_and_pauses(stack, admin, make_user, make_package):
+    """In chromium: the chart is there without a script or a request elsewhere, the page breaks no
+    Content-Security-Policy rule, and an operator pauses and resumes an insurer with the form;
+    the emissions page says it is paused."""
+    from playwright.sync_api import sync_playwright
+    package = make_package(variants=("travel",), sales="PROVIDER_A")
+    stack.clear_faults()
+    with stack.worker():
+        items = insert_items(admin, package, 2)
+        wait_for(lambda: all(e["status"] == "SUCCESS" for e in emissions_of(admin, items)) and len(emissions_of(admin, items)) == 2,
+                 30, "two calls to PROVIDER_A")
+    user = make_user()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.set_default_timeout(15000)
+            problems: list[str] = []
+            # A CSP violation is a console error ("Refused to ..."); a missing resource is an
+            # answer >= 400 (the browser's own /favicon.ico aside).
+            page.on("console", lambda m: problems.append(m.text)
+                    if m.type == "error" and not m.text.startswith("Failed to load resource") else None)
+            page.on("response", lambda r: problems.append(f"{r.status} {r.url}")
+                    if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
+            requested: list[str] = []
+            page.on("request", lambda r: requested.append(r.url))
+            page.goto(f"{stack.api}/backoffice/login?next=/backoffice/providers")
+            page.fill("#email", user["email"])
+            page.fill("#password", user["password"])
+            page.keyboard.press("Enter")
+            page.wait_for_url(f"{stack.api}/backoffice/providers")
+            chart = page.locator('[data-provider="PROVIDER_A"] svg.chart')
+            assert chart.locator("rect").count() > 1, "PROVIDER_A's calls drawn as bars"
+            assert chart.bounding_box()["width"] > 200
+            assert page.locator('[data-provider="WEBHOOKS"] svg.chart').count() == 1
+
+            section = page.locator('[data-provider="PROVIDER_C"]')
+            section.locator("button", has_text="Pause PROVIDER_C").click()
+            page.wait_for_url(f"{stack.api}/backoffice/providers?*")
+            assert "Provider paused" in page.locator(".notice").inner_text()
+            assert section.locator("[data-paused]").inner_text() == "PAUSED"
+            page.goto(f"{stack.api}/backoffice/emissions")
+            assert "PROVIDER_C is paused" in page.locator('[data-paused="PROVIDER_C"]').inner_text()
+            page.goto(f"{stack.api}/backoffice/providers")
+            page.locator('[data-provider="PROVIDER_C"]').locator("button", has_text="Resume PROVIDER_C").click()
+            page.wait_for_url(f"{stack.api}/backoffice/providers?*")
+            assert page.locator('[data-provider="PROVIDER_C"] [data-paused]').count() == 0
+            assert not problems, problems
+            assert all(u.startswith(stack.api) for u in requested), [u for u in requested if not u.startswith(stack.api)]
+        finally:
+            browser.close()
+            admin.execute("DELETE FROM insurance.provider_pauses WHERE provider = 'PROVIDER_C'")
