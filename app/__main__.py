@@ -46,6 +46,7 @@ COMMANDS = {
     "adapters": "app.orchestrator.scaffold",
     "worker": "app.outbox.commands",
     "outbox": "app.outbox.commands",
+    "providers": "app.commands.providers",
     "users": "app.dashboard.commands",
     "openapi": "app.commands.openapi",
     "settings": "app.commands.settings",

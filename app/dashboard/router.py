@@ -17,7 +17,9 @@ from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field
 from app.db import Identity
 from app.validation import MAX_BIGINT
 
-Status = Literal["SUCCESS", "FAILED", "ABANDONED"]
+# An emission's state, as every surface names it (dashboard._emission_state): the badge, the
+# back-office's counts and filters, this list's input and its answers.
+Status = Literal["SUCCESS", "IN_PROGRESS", "ABANDONED", "PAUSED", "RETRY_QUEUED", "FAILED"]
 
 
 def _within_bigint(digits: str) -> str:
@@ -54,7 +56,7 @@ class ByRiskItemInput(RiskItemRef):
 
 
 class ListInput(Input):
-    status: Annotated[list[Status], Field(min_length=1, max_length=3)] | Status | None = None
+    status: Annotated[list[Status], Field(min_length=1, max_length=6)] | Status | None = None
     provider: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
     event: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")] | None = None
     since: AwareDatetime | None = None   # updated_at >= since

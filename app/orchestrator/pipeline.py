@@ -6,8 +6,9 @@
 Every emission goes through `run_batch`: SQL claims the keys (a `begin_*` function, one round
 trip that also returns the StandardRiskItem: at most one provider call per key at a time, none
 after SUCCESS), the orchestrator calls the provider with an Idempotency-Key derived from the
-key, and `integrations.record_batch` applies the state machine in one transaction (emission
-rows, risk item metadata, chat notices, delayed retries, claims released). The integrations
+key, and `integrations.record_calls` applies the state machine in one transaction (emission
+rows, risk item metadata, chat notices, delayed retries, claims released: record_batch) and
+notes each provider's calls and answer times of the minute (the back-office's health chart). The integrations
 surface, the post-sales surface and the dashboard each start emissions through it; it knows no
 HTTP framework and no surface.
 """
@@ -109,9 +110,9 @@ class Pipeline:
         if claimed:
             # The total deadline of each provider call starts now, when its key was just claimed.
             deadline = asyncio.get_running_loop().time() + self.total_timeout
-            results = await asyncio.gather(*(self._orchestrate(b, deadline) for b in claimed))
+            timed = await asyncio.gather(*(self._orchestrate(b, deadline) for b in claimed))
             outcomes = [{"riskItemId": b["riskItemId"], "provider": b["provider"], "event": b["event"],
-                         "outcome": r.as_json()} for b, r in zip(claimed, results)]
+                         "outcome": r.as_json(), "elapsedMs": ms} for b, (r, ms) in zip(claimed, timed)]
             raw = orjson.dumps(outcomes)
             if b"\\u0000" in raw:  # PostgreSQL's jsonb refuses NUL (22P05): drop it, rarely needed
                 raw = orjson.dumps(_without_nul(outcomes))
@@ -133,11 +134,13 @@ class Pipeline:
         return (await self.run_batch([begun]))[0]
 
     async def _record(self, outcomes: str, uids: list) -> str:
-        """integrations.record_batch, tried again while the database restarts: the providers have
+        """integrations.record_calls (record_batch with the calls' answer times), tried again while
+        the database restarts: the providers have
         answered, and an outcome dropped here would wait for the claim's lease to be asked again."""
         for delay in (*RECORD_RETRY_DELAYS, None):
             try:
-                return await self.db.call(SERVICE, None, "integrations.record_batch", outcomes, self.options)
+                # record_batch, and each provider's calls of the minute for the health chart
+                return await self.db.call(SERVICE, None, "integrations.record_calls", outcomes, self.options)
             except DATABASE_AWAY as exc:
                 if delay is None:
                     raise
@@ -146,26 +149,32 @@ class Pipeline:
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
-    async def _orchestrate(self, begun: dict[str, Any], deadline: float) -> OrchestratorResult:
+    async def _orchestrate(self, begun: dict[str, Any], deadline: float) -> tuple[OrchestratorResult, int | None]:
         """The orchestrator's outcome for a claimed key (its StandardRiskItem came with the claim),
-        within the total deadline: waiting for a slot, token refreshes and the call itself."""
+        within the total deadline: waiting for a slot, token refreshes and the call itself; and
+        how long the insurer took to answer (ms, from the slot to the answer; None when no call
+        was made)."""
         try:
             item = StandardRiskItem.from_json(begun["item"])
         except MappingError as exc:
             return OrchestratorResult(status="FAILED", provider=begun["provider"], code=MAPPING_ERROR,
-                                      message=str(exc)[:300], retryable=False)
+                                      message=str(exc)[:300], retryable=False), None
+        loop = asyncio.get_running_loop()
+        started: float | None = None
         try:
             async with asyncio.timeout_at(deadline):
                 async with self.slots:
-                    return await self.orchestrator.orchestrate_insurance_emission(
+                    started = loop.time()
+                    result = await self.orchestrator.orchestrate_insurance_emission(
                         begun["provider"], item, begun["idempotencyKey"], deadline)
+                    return result, round((loop.time() - started) * 1000)
         except TimeoutError:  # no slot, or no token, in time (the call itself ends a bit earlier)
             log.warning("emission_deadline", provider=begun["provider"], risk_item_id=begun["riskItemId"],
                         seconds=self.total_timeout)
             return OrchestratorResult(
                 status="FAILED", provider=begun["provider"], code=PROVIDER_TIMEOUT, retryable=True,
                 message=f"{begun['provider']} gave no complete answer within {self.total_timeout:g} s "
-                        "(HTTP_TOTAL_TIMEOUT)")
+                        "(HTTP_TOTAL_TIMEOUT)"), (round((loop.time() - started) * 1000) if started is not None else None)
 
 
 def _without_nul(value: Any) -> Any:

@@ -3,7 +3,8 @@ JobManager is for its worker). The loop and the deliverers never name a SQL func
 
     claim(size)      outbox.claim_batch: FOR UPDATE SKIP LOCKED + a lease in this worker's name
     add(outcomes)    keep delivered rows' outcomes for the next record()
-    record()         outbox.record_deliveries of everything kept, in one call
+    record()         outbox.record_timed_deliveries of everything kept, in one call
+                     (record_deliveries, with the webhooks' answer times for the health chart)
     release(ids)     outbox.release: give back rows that could not finish (shutdown)
 
 SigningSalts, beside it, is the webhook deliverer's one SQL call (webhooks.signing_salts: a
@@ -59,7 +60,7 @@ class OutboxQueue:
         return Claim(data["requests"], data["nextDueAt"])
 
     def add(self, outcomes: list[dict[str, Any]]) -> int:
-        """Keep outcomes ({id, status, error, retry?, retryIn?, defer?}) for record(); how many wait."""
+        """Keep outcomes ({id, status, error, retry?, retryIn?, defer?, ms?}) for record(); how many wait."""
         self._outcomes += outcomes
         return len(self._outcomes)
 
@@ -75,7 +76,7 @@ class OutboxQueue:
             return True
         outcomes, self._outcomes = self._outcomes, []
         try:
-            await self.db.call(SERVICE, None, "outbox.record_deliveries", self.name,
+            await self.db.call(SERVICE, None, "outbox.record_timed_deliveries", self.name,
                                orjson.dumps(outcomes).decode(), self.max_attempts)
         except asyncio.CancelledError:
             self._outcomes = outcomes + self._outcomes  # recorded by the last call at shutdown

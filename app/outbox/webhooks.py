@@ -148,7 +148,10 @@ class WebhookSender:
         started = time.monotonic()
         endpoint.sending += 1
         try:
-            return await self._send(row, headers, channel, scheme, host, port)
+            outcome = await self._send(row, headers, channel, scheme, host, port)
+            # The endpoint's answer time (the back-office's health chart of the webhooks).
+            outcome["ms"] = round((time.monotonic() - started) * 1000)
+            return outcome
         finally:
             endpoint.sending -= 1
             endpoint.slots.release()

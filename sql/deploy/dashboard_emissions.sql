@@ -6,37 +6,72 @@ SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
--- _emission_state(e, claimed): where emission e stands, as the back-office shows it: IN_PROGRESS
--- while a worker holds its key (_claimed: a live claim), PENDING when it is due and waits for the
--- worker (a retry queued, by the backoff or an operator), else its status (FAILED: waiting for
--- its next retry). Inlined into the caller's plan (no SET clause, no subquery).
+-- _paused_providers(): the providers paused now (insurance.provider_pauses: a handful of rows).
+CREATE OR REPLACE FUNCTION dashboard._paused_providers() RETURNS text[]
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+BEGIN
+  RETURN ARRAY(SELECT z.provider FROM insurance.provider_pauses z
+                WHERE z.until IS NULL OR z.until > pg_catalog.now() ORDER BY z.provider);
+END
+$$;
+COMMENT ON FUNCTION dashboard._paused_providers() IS
+  'The providers paused now (insurance.provider_pauses in force), by code. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._paused_providers() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._paused_providers() TO insurance_dashboard;
+
+-- _emission_state(e, claimed, paused): where emission e stands, as every surface names it (the
+-- badge, the counts, the filters, tRPC), exactly one of:
+--   SUCCESS       the insurer took it (final)
+--   IN_PROGRESS   a worker holds its key now (_claimed: a live claim) and calls the insurer
+--   ABANDONED     given up; waits for an operator's retry
+--   PAUSED        FAILED, its provider paused (_paused): waits, spending no attempt
+--   RETRY_QUEUED  FAILED and due: waiting for the worker (by the backoff or an operator)
+--   FAILED        FAILED, its next retry later (next_retry_at)
+-- Inlined into the caller's plan (no SET clause, no subquery).
+CREATE OR REPLACE FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean,
+                                                     _paused boolean) RETURNS text
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+  SELECT CASE WHEN _e.status = 'SUCCESS' THEN 'SUCCESS'
+              WHEN _claimed THEN 'IN_PROGRESS'
+              WHEN _e.status = 'ABANDONED' THEN 'ABANDONED'
+              WHEN _paused THEN 'PAUSED'
+              WHEN _e.next_retry_at <= pg_catalog.now() THEN 'RETRY_QUEUED'
+              ELSE 'FAILED' END;
+END;
+COMMENT ON FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean, boolean) IS
+  'The one state of emission _e whose key is (_claimed) or is not claimed now and whose provider is (_paused) or is '
+  'not paused: SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED (FAILED and due) or FAILED (its next retry '
+  'later). Inlined; dashboard role.';
+REVOKE ALL ON FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean, boolean) TO insurance_dashboard;
+
+-- _emission_state(e, claimed): the same, the pause read for e's provider (the risk item's page).
 CREATE OR REPLACE FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean) RETURNS text
 LANGUAGE sql STABLE
 BEGIN ATOMIC
-  SELECT CASE WHEN _e.status <> 'SUCCESS' AND _claimed THEN 'IN_PROGRESS'
-              WHEN _e.status = 'FAILED' AND _e.next_retry_at <= pg_catalog.now() THEN 'PENDING'
-              ELSE _e.status END;
+  SELECT dashboard._emission_state(_e, _claimed, _e.provider = ANY (dashboard._paused_providers()));
 END;
 COMMENT ON FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean) IS
-  'The state the back-office shows for emission _e whose key is (_claimed) or is not claimed now: IN_PROGRESS, '
-  'PENDING (FAILED and due: a retry queued), else its status. Inlined; dashboard role.';
+  'The state (dashboard._emission_state(e, claimed, paused)) of emission _e whose key is (_claimed) or is not claimed '
+  'now, its provider''s pause read. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard._emission_state(insurance.integration_emissions, boolean) TO insurance_dashboard;
 
 -- _emission_state(e): the same for a caller that may not read the claims (the dashboard role):
--- owner-run, one primary-key probe.
+-- owner-run, one primary-key probe and the pauses.
 CREATE OR REPLACE FUNCTION dashboard._emission_state(_e insurance.integration_emissions) RETURNS text
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
   RETURN dashboard._emission_state(_e, EXISTS (
            SELECT FROM insurance.emission_claims c
             WHERE c.risk_item_id = _e.risk_item_id AND c.provider = _e.provider AND c.event = _e.event
-              AND c.lease_until > pg_catalog.now()));
+              AND c.lease_until > pg_catalog.now()), _e.provider = ANY (dashboard._paused_providers()));
 END
 $$;
 COMMENT ON FUNCTION dashboard._emission_state(insurance.integration_emissions) IS
-  'The state the back-office shows for emission _e: IN_PROGRESS (a live claim of its key), PENDING (FAILED and '
-  'due: a retry queued), else its status. Dashboard role.';
+  'The state (dashboard._emission_state(e, claimed, paused)) of emission _e, its claim and its provider''s pause '
+  'read. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard._emission_state(insurance.integration_emissions) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard._emission_state(insurance.integration_emissions) TO insurance_dashboard;
 
@@ -108,57 +143,102 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION dashboard.emission_state(bigint) IS
-  '{id, state (PENDING, IN_PROGRESS, FAILED, ABANDONED, SUCCESS), status, attempts} of emission _emission_id; '
+  '{id, state (SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED, FAILED), status, attempts} of emission _emission_id; '
   'raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.emission_state(bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.emission_state(bigint) TO insurance_dashboard, insurance_app;
 
--- emission_counts(): {SUCCESS, FAILED, ABANDONED: from the kept counts (emission_counts, its
--- deltas folded), PENDING: the due FAILED rows (the partial due index, as far as the backlog
--- goes), IN_PROGRESS: the live claims}. Never a scan of the emissions.
+-- emission_counts(): how many emissions are in each state (dashboard._emission_state), the
+-- states adding up to the total: {SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED, FAILED,
+-- total}. One statement, so one snapshot: the kept counts per (status, provider) with their
+-- unfolded deltas (emission_counts), the live claims (IN_PROGRESS, taken from their status's
+-- count), the paused providers' FAILED counts (PAUSED), the due FAILED rows of the others (the
+-- partial due index, as far as the backlog goes: RETRY_QUEUED); FAILED is what is left of its
+-- status. Never a scan of the emissions.
 CREATE OR REPLACE FUNCTION dashboard.emission_counts() RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _counts jsonb;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
-  SELECT pg_catalog.jsonb_object_agg(s.status, coalesce(t.count, 0)) INTO _counts
-    FROM (VALUES ('SUCCESS'), ('FAILED'), ('ABANDONED')) s(status)
-    LEFT JOIN (SELECT c ->> 'status' AS status, sum((c ->> 'count')::bigint) AS count
-                 FROM pg_catalog.jsonb_array_elements(insurance.fold_emission_counts()) c GROUP BY 1) t
-      ON t.status = s.status;
-  RETURN _counts || pg_catalog.jsonb_build_object(
-    'PENDING', (SELECT pg_catalog.count(*) FROM insurance.integration_emissions e
-                 WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()),
-    'IN_PROGRESS', pg_catalog.cardinality(dashboard._in_progress_ids()));
+  PERFORM insurance.fold_emission_counts();  -- keeps the deltas read below few
+  WITH kept AS (
+    SELECT k.status, k.provider, sum(k.count) AS count
+      FROM (SELECT c.status, c.provider, c.count FROM insurance.emission_counts c
+            UNION ALL
+            SELECT d.status, d.provider, d.delta FROM insurance.emission_count_deltas d) k
+     GROUP BY k.status, k.provider
+  ), paused AS (
+    SELECT z.provider FROM insurance.provider_pauses z WHERE z.until IS NULL OR z.until > pg_catalog.now()
+  ), busy AS (
+    SELECT e.status, e.provider IN (SELECT p.provider FROM paused p) AS paused
+      FROM insurance.emission_claims c
+      JOIN insurance.integration_emissions e
+        ON e.risk_item_id = c.risk_item_id AND e.provider = c.provider AND e.event = c.event
+     WHERE c.lease_until > pg_catalog.now() AND e.status <> 'SUCCESS'
+  ), queued AS (
+    SELECT pg_catalog.count(*) AS n
+      FROM insurance.integration_emissions e
+     WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
+       AND e.provider NOT IN (SELECT p.provider FROM paused p)
+       AND NOT EXISTS (SELECT FROM insurance.emission_claims c
+                        WHERE c.risk_item_id = e.risk_item_id AND c.provider = e.provider AND c.event = e.event
+                          AND c.lease_until > pg_catalog.now())
+  ), sums AS (
+    SELECT coalesce(sum(k.count) FILTER (WHERE k.status = 'SUCCESS'), 0) AS success,
+           coalesce(sum(k.count) FILTER (WHERE k.status = 'ABANDONED'), 0) AS abandoned,
+           coalesce(sum(k.count) FILTER (WHERE k.status = 'FAILED' AND k.provider IN (SELECT p.provider FROM paused p)), 0)
+             AS failed_paused,
+           coalesce(sum(k.count) FILTER (WHERE k.status = 'FAILED' AND k.provider NOT IN (SELECT p.provider FROM paused p)), 0)
+             AS failed_running,
+           coalesce(sum(k.count), 0) AS total
+      FROM kept k
+  ), claimed AS (
+    SELECT pg_catalog.count(*) AS n,
+           pg_catalog.count(*) FILTER (WHERE b.status = 'ABANDONED') AS abandoned,
+           pg_catalog.count(*) FILTER (WHERE b.status = 'FAILED' AND b.paused) AS failed_paused,
+           pg_catalog.count(*) FILTER (WHERE b.status = 'FAILED' AND NOT b.paused) AS failed_running
+      FROM busy b
+  )
+  SELECT pg_catalog.jsonb_build_object(
+           'SUCCESS', s.success, 'IN_PROGRESS', c.n, 'ABANDONED', s.abandoned - c.abandoned,
+           'PAUSED', s.failed_paused - c.failed_paused, 'RETRY_QUEUED', q.n,
+           'FAILED', s.failed_running - c.failed_running - q.n, 'total', s.total)
+    INTO _counts
+    FROM sums s, claimed c, queued q;
+  RETURN _counts;
 END
 $$;
 COMMENT ON FUNCTION dashboard.emission_counts() IS
-  'Emissions per state: {SUCCESS, FAILED, ABANDONED (kept counts), PENDING (FAILED and due), IN_PROGRESS (live '
-  'claims)}; FAILED includes the pending and in-progress ones. Dashboard role.';
+  'Emissions per state (dashboard._emission_state), adding up to the total, read in one snapshot: {SUCCESS, '
+  'IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED, FAILED, total}; each equals what dashboard.list_emissions lists '
+  'for that state. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.emission_counts() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.emission_counts() TO insurance_dashboard, insurance_app;
 
 -- emissions_overview(filters..., after_id, limit): the back-office's emissions page in one
--- call: list_emissions' page (what tRPC's list answers) with the counts per state.
+-- call: list_emissions' page (what tRPC's list answers) with the counts per state and the
+-- providers paused now (integrations.paused_providers).
 CREATE OR REPLACE FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamptz,
                                              _until timestamptz, _after_id bigint, _limit integer) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   RETURN dashboard.list_emissions(_statuses, _provider, _event, _since, _until, _after_id, _limit)
-         || pg_catalog.jsonb_build_object('counts', dashboard.emission_counts());
+         || pg_catalog.jsonb_build_object('counts', dashboard.emission_counts(),
+                                          'paused', integrations.paused_providers());
 END
 $$;
 COMMENT ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer) IS
-  'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts). Dashboard role.';
+  'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts) and paused '
+  '({provider: {pausedAt, until}}, integrations.paused_providers). Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.emissions_overview(text[], text, text, timestamptz, timestamptz, bigint, integer)
   TO insurance_dashboard, insurance_app;
 
 -- retry_matching(filters..., max, dry_run, via): "retry every row that matches": the FAILED and
--- ABANDONED emissions that the filters match (a PENDING filter: the due FAILED ones; SUCCESS
--- and IN_PROGRESS match none), newest first, at most _max, restarted as
+-- ABANDONED emissions that the filters match (a state filter as dashboard._emission_state says
+-- it; SUCCESS and IN_PROGRESS match none), newest first, at most _max, restarted as
 -- integrations.retry_from_backoffice restarts them, with ONE audit row emissions.retry_all
 -- (targets: every id; details: via, the filters, how many). _dry_run: how many would be, and
 -- nothing changed or recorded. {matched (at most _max), capped (more matched), queued}.
@@ -167,6 +247,8 @@ CREATE OR REPLACE FUNCTION dashboard.retry_matching(_statuses text[], _provider 
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _busy bigint[];
+  _paused text[] := ARRAY(SELECT z.provider FROM insurance.provider_pauses z
+                           WHERE z.until IS NULL OR z.until > pg_catalog.now());
   _ids bigint[];
   _capped boolean;
   _result jsonb;
@@ -181,8 +263,8 @@ BEGIN
   _busy := dashboard._in_progress_ids();
   _ids := ARRAY(SELECT e.id FROM insurance.integration_emissions e
                  WHERE e.status IN ('FAILED', 'ABANDONED')
-                   AND (_statuses IS NULL OR e.status = ANY (_statuses)
-                        OR ('PENDING' = ANY (_statuses) AND e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()))
+                   AND (_statuses IS NULL
+                        OR dashboard._emission_state(e, false, e.provider = ANY (_paused)) = ANY (_statuses))
                    AND (_provider IS NULL OR e.provider = _provider)
                    AND (_event IS NULL OR e.event = _event)
                    AND (_since IS NULL OR e.updated_at >= _since)
@@ -279,7 +361,9 @@ BEGIN
       SELECT pg_catalog.jsonb_agg(dashboard._emission_json(e, r, dashboard._emission_state(e, EXISTS (
                SELECT FROM insurance.emission_claims k
                 WHERE k.risk_item_id = e.risk_item_id AND k.provider = e.provider AND k.event = e.event
-                  AND k.lease_until > pg_catalog.now()))) ORDER BY e.id) AS list,
+                  AND k.lease_until > pg_catalog.now()), EXISTS (
+               SELECT FROM insurance.provider_pauses z
+                WHERE z.provider = e.provider AND (z.until IS NULL OR z.until > pg_catalog.now())))) ORDER BY e.id) AS list,
              coalesce(pg_catalog.array_agg(e.id), '{}') AS ids
         FROM insurance.integration_emissions e WHERE e.risk_item_id = r.id) em
    WHERE r.id = coalesce(_id, (SELECT u.id FROM insurance.risk_items u WHERE u.uid = _uid))
@@ -302,11 +386,11 @@ GRANT EXECUTE ON FUNCTION dashboard._emission_json(insurance.integration_emissio
   dashboard._emission_json(insurance.integration_emissions, insurance.risk_items, text) TO insurance_dashboard;
 GRANT EXECUTE ON FUNCTION dashboard.risk_item_emissions(bigint, uuid) TO insurance_dashboard, insurance_app;
 -- list_emissions(statuses, provider, event, since, until, after_id, limit): one page of
--- emissions, newest first, filtered by status or state (any of; PENDING and IN_PROGRESS as
--- _emission_state says them), provider, event and last change
+-- emissions, newest first, filtered by state (any of; as dashboard._emission_state says them:
+-- SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED, FAILED), provider, event and last change
 -- (updated_at in [since, until)); keyset pagination on id: {items[], nextCursor} where
 -- nextCursor is the after_id of the next page, or NULL on the last one.
--- A status filter reads each status's newest rows through (status, id DESC), one status at a
+-- A state filter reads its status's newest rows through (status, id DESC), one state at a
 -- time, and merges them (PostgreSQL 15 gives no ordered index scan for `= ANY`, and reading by
 -- id until a page of a rare status is full reads the table: docs/performance.md, "Cost that stays
 -- flat as the tables fill").
@@ -322,6 +406,7 @@ DECLARE
   _rows insurance.integration_emissions[];
   _ids bigint[] := '{}';
   _busy bigint[];
+  _paused text[];
   _status text;
 BEGIN
   IF current_user <> 'insurance_owner' AND pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN
@@ -330,6 +415,9 @@ BEGIN
   IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
+  _busy := dashboard._in_progress_ids();
+  _paused := ARRAY(SELECT z.provider FROM insurance.provider_pauses z  -- inline: no call per page
+                    WHERE z.until IS NULL OR z.until > pg_catalog.now());
   IF _statuses IS NULL THEN
     SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
       FROM (SELECT * FROM insurance.integration_emissions e
@@ -342,24 +430,11 @@ BEGIN
              LIMIT _limit + 1) e;
   ELSE
     FOREACH _status IN ARRAY ARRAY(SELECT DISTINCT s FROM unnest(_statuses) AS s) LOOP
-      -- The states (_emission_state) each with their own statement, so that a status keeps its
-      -- plan through (status, id DESC): PENDING, the due FAILED rows (the partial due index, as
-      -- far as the backlog goes); IN_PROGRESS, the claimed ones (as many as the workers hold).
-      IF _status = 'PENDING' THEN
-        _busy := coalesce(_busy, dashboard._in_progress_ids());
-        _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
-                               WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
-                                 AND NOT (e.id = ANY (_busy))
-                                 AND (_provider IS NULL OR e.provider = _provider)
-                                 AND (_event IS NULL OR e.event = _event)
-                                 AND (_since IS NULL OR e.updated_at >= _since)
-                                 AND (_until IS NULL OR e.updated_at < _until)
-                                 AND (_after_id IS NULL OR e.id < _after_id)
-                               ORDER BY e.id DESC
-                               LIMIT _limit + 1);
-        CONTINUE;
-      ELSIF _status = 'IN_PROGRESS' THEN
-        _busy := coalesce(_busy, dashboard._in_progress_ids());
+      -- Each state (_emission_state) with its own statement, so that it keeps its plan through
+      -- (status, id DESC): a state is its status's rows less those another state takes (the
+      -- claimed ones are IN_PROGRESS, a paused provider's FAILED ones PAUSED, due ones
+      -- RETRY_QUEUED); IN_PROGRESS reads the claimed ids (as many as the workers hold).
+      IF _status = 'IN_PROGRESS' THEN
         _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
                                WHERE e.id = ANY (_busy)
                                  AND (_provider IS NULL OR e.provider = _provider)
@@ -372,7 +447,10 @@ BEGIN
         CONTINUE;
       END IF;
       _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
-                             WHERE e.status = _status
+                             WHERE e.status = CASE WHEN _status IN ('PAUSED', 'RETRY_QUEUED') THEN 'FAILED' ELSE _status END
+                               AND (e.status = 'SUCCESS' OR NOT (e.id = ANY (_busy)))
+                               AND (e.status <> 'FAILED'
+                                    OR dashboard._emission_state(e, false, e.provider = ANY (_paused)) = _status)
                                AND (_provider IS NULL OR e.provider = _provider)
                                AND (_event IS NULL OR e.event = _event)
                                AND (_since IS NULL OR e.updated_at >= _since)
@@ -385,17 +463,19 @@ BEGIN
       FROM (SELECT * FROM insurance.integration_emissions e WHERE e.id = ANY (_ids)
              ORDER BY e.id DESC LIMIT _limit + 1) e;
   END IF;
-  -- The page's states from one look at the live claims, not a SECURITY DEFINER call per row.
-  _busy := coalesce(_busy, dashboard._in_progress_ids());
+  -- The page's states from one look at the live claims and the pauses, not a SECURITY DEFINER
+  -- call per row.
   RETURN jsonb_build_object(
-    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(e, i, dashboard._emission_state(e, e.id = ANY (_busy)))
+    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(e, i, dashboard._emission_state(
+                                          e, e.id = ANY (_busy), e.provider = ANY (_paused)))
                                         ORDER BY e.id DESC)
                          FROM unnest(_rows[1:_limit]) e JOIN insurance.risk_items i ON i.id = e.risk_item_id), '[]'),
     'nextCursor', CASE WHEN cardinality(_rows) > _limit THEN (_rows[_limit]).id::text END);
 END
 $$;
 COMMENT ON FUNCTION dashboard.list_emissions(text[], text, text, timestamp with time zone, timestamp with time zone, bigint, integer) IS
-  'One page of emissions, newest first, filtered by statuses (or the states PENDING, IN_PROGRESS), provider, event and updated_at in '
+  'One page of emissions, newest first, filtered by states (_statuses: SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, '
+  'RETRY_QUEUED, FAILED, as dashboard._emission_state says them), provider, event and updated_at in '
   '[_since, _until), keyset on id: {items, nextCursor}; raises PT400 BAD_REQUEST for a limit outside '
   '1..100. Dashboard role.';
 -- emission_detail(emission_id): {emission (with errorHistory, each entry as recorded, its
@@ -421,15 +501,18 @@ BEGIN
                                            'packageId', r.package_id, 'status', r.status, 'variant', r.variant,
                                            'integration', r.metadata -> 'integration')
                    FROM insurance.risk_items r WHERE r.id = _e.risk_item_id),
-    'retryPending', EXISTS (SELECT FROM outbox.http_requests o
+    -- Only a FAILED emission has a retry to wait for: a late /retry row of a settled one sends nothing.
+    'retryPending', _e.status = 'FAILED' AND EXISTS (SELECT FROM outbox.http_requests o
                              WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
                                AND (o.body ->> 'emissionId')::bigint = _e.id),
+    'pause', integrations.paused_providers() -> _e.provider,
     'channel', dashboard._channel_json((SELECT r.channel_id FROM insurance.risk_items r WHERE r.id = _e.risk_item_id)),
     'webhooks', dashboard._emission_webhooks(ARRAY[_e.id]));
 END
 $$;
 COMMENT ON FUNCTION dashboard.emission_detail(bigint) IS
-  '{emission (with errorHistory, state), riskItem, retryPending, channel, webhooks} of emission _emission_id; raises PT404 '
+  '{emission (with errorHistory, state), riskItem, retryPending (FAILED with a /retry waiting), pause ({pausedAt, '
+  'until} while its provider is paused, else null), channel, webhooks} of emission _emission_id; raises PT404 '
   'NOT_FOUND when the caller cannot see it. Dashboard role.';
 
 -- retry_emissions(ids, via): the back-office's and tRPC's retry (via 'backoffice' or 'trpc'):

@@ -9,5 +9,7 @@ SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 DROP FUNCTION dashboard._emission_json(insurance.integration_emissions, insurance.risk_items),
   dashboard._emission_json(insurance.integration_emissions, insurance.risk_items, text),
-  dashboard._emission_state(insurance.integration_emissions, boolean);
+  dashboard._emission_state(insurance.integration_emissions, boolean),
+  dashboard._emission_state(insurance.integration_emissions, boolean, boolean),
+  dashboard._paused_providers();
 \ir ../deploy/dashboard_emissions@v1.0.0.sql

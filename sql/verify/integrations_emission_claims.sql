@@ -11,3 +11,9 @@ BEGIN
   ASSERT has_function_privilege('insurance_service', 'integrations._begin_one(jsonb,text,integer)', 'EXECUTE'), 'insurance_service cannot call integrations._begin_one';
 END
 $$;
+DO $$
+BEGIN
+  ASSERT pg_get_functiondef('integrations.begin_batch(jsonb,text,integer)'::regprocedure) LIKE '%provider_pauses%',
+         'begin_batch claims no key of a paused provider';
+END
+$$;

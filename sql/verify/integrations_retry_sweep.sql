@@ -8,3 +8,9 @@ BEGIN
   ASSERT pg_get_functiondef('integrations.sweep()'::regprocedure) LIKE '%require_role(%';
 END
 $$;
+DO $$
+BEGIN
+  ASSERT pg_get_functiondef('integrations.sweep()'::regprocedure) LIKE '%provider_pauses%',
+         'the sweep skips paused providers';
+END
+$$;

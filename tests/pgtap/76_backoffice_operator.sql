@@ -98,10 +98,10 @@ SELECT pg_temp.as_operator();
 SELECT is((SELECT sum(count) FROM insurance.emission_counts WHERE status = 'SUCCESS'),
           (SELECT n FROM kept WHERE status = 'SUCCESS') + 1000, 'the page folded the deltas into the kept counts');
 SELECT pg_temp.act_as('insurance_dashboard', '{"sub": "1", "role": "dashboard", "email": "ops@pgtap.invalid"}');
-SELECT ok((dashboard.emission_counts() ->> 'PENDING')::bigint >= 2, 'PENDING: the due FAILED rows');
+SELECT ok((dashboard.emission_counts() ->> 'RETRY_QUEUED')::bigint >= 2, 'RETRY_QUEUED: the due FAILED rows');
 SELECT is((SELECT array_agg(i ->> 'state') FROM jsonb_array_elements(
-             dashboard.list_emissions(ARRAY['PENDING'], 'PROVIDER_OPS', NULL, NULL, NULL, NULL, 10) -> 'items') i),
-          ARRAY['PENDING', 'PENDING'], 'the PENDING filter lists the due FAILED rows, each saying PENDING');
+             dashboard.list_emissions(ARRAY['RETRY_QUEUED'], 'PROVIDER_OPS', NULL, NULL, NULL, NULL, 10) -> 'items') i),
+          ARRAY['RETRY_QUEUED', 'RETRY_QUEUED'], 'the RETRY_QUEUED filter lists the due FAILED rows, each saying RETRY_QUEUED');
 
 -- 4. Retry every row that matches: asked first, capped, one audit row.
 SELECT is(dashboard.retry_matching(NULL, 'PROVIDER_OPS', NULL, NULL, NULL, 500, true, 'backoffice'),

@@ -13,7 +13,7 @@ INSERT INTO insurance.risk_items (package_id, policy_uid, variant)
 SELECT id, 'PGTAP-ONE-QUERY', 'travel' FROM insurance.packages WHERE uid = 'pgtap-one-query';
 CREATE TEMP TABLE _item AS SELECT id, uid FROM insurance.risk_items WHERE policy_uid = 'PGTAP-ONE-QUERY';
 GRANT SELECT ON _item TO insurance_dashboard;
--- FAILED and due (PENDING), FAILED and claimed by a worker (IN_PROGRESS), SUCCESS.
+-- FAILED and due (RETRY_QUEUED), FAILED and claimed by a worker (IN_PROGRESS), SUCCESS.
 INSERT INTO insurance.integration_emissions (risk_item_id, provider, event, status, attempts, next_retry_at, error_history)
 SELECT i.id, v.provider, 'POLICY_CREATED', v.status, 1, v.next_retry_at, '[{"code": "PROVIDER_UNAVAILABLE"}]'
   FROM _item i, (VALUES ('PROVIDER_A', 'FAILED', now() - interval '1 minute'),
@@ -39,12 +39,12 @@ SELECT is(ARRAY(SELECT schemaname || '.' || funcname || ' x' || calls FROM pg_st
 SELECT is((SELECT by_uid FROM _answers), (SELECT by_id FROM _answers), 'by uid, the same answer as by id');
 SELECT is((SELECT ARRAY(SELECT e ->> 'provider' || ' ' || (e ->> 'state') FROM jsonb_array_elements(by_id -> 'emissions') e)
              FROM _answers),
-          ARRAY['PROVIDER_A PENDING', 'PROVIDER_B IN_PROGRESS', 'MAIL_PROVIDER SUCCESS'],
+          ARRAY['PROVIDER_A RETRY_QUEUED', 'PROVIDER_B IN_PROGRESS', 'MAIL_PROVIDER SUCCESS'],
           'each emission in its state, oldest first');
 SELECT is((SELECT ARRAY(SELECT e ->> 'provider' || ' ' || (e ->> 'state') FROM jsonb_array_elements(page -> 'items') e
                          WHERE e ->> 'policyUid' = 'PGTAP-ONE-QUERY' ORDER BY (e ->> 'id')::bigint)
              FROM _answers),
-          ARRAY['PROVIDER_A PENDING', 'PROVIDER_B IN_PROGRESS', 'MAIL_PROVIDER SUCCESS'], 'the list shows the same states');
+          ARRAY['PROVIDER_A RETRY_QUEUED', 'PROVIDER_B IN_PROGRESS', 'MAIL_PROVIDER SUCCESS'], 'the list shows the same states');
 SELECT is((SELECT by_id -> 'emissions' FROM _answers),
           (SELECT jsonb_agg(dashboard._emission_json(e, r) ORDER BY e.id)
              FROM insurance.integration_emissions e JOIN insurance.risk_items r ON r.id = e.risk_item_id

@@ -30,6 +30,8 @@ def add_routes(app, services) -> None:
     app.add_route("/backoffice/packages", pages, suffix="packages")
     app.add_route("/backoffice/users", pages, suffix="users")
     app.add_route("/backoffice/users/{action}", pages, suffix="user_action")
+    app.add_route("/backoffice/providers", pages, suffix="providers")
+    app.add_route("/backoffice/providers/{action}", pages, suffix="provider_action")
     app.add_route("/backoffice/static/{name}", lazy(loader, "static", responders(_RESOURCES, "Static")))
 
     async def unknown_page(req, resp, **_) -> None:

@@ -24,12 +24,13 @@ from app import db, errors, validation
 from app.dashboard import auth
 
 HERE = Path(__file__).resolve().parent
-# Every state an emission passes through, in its order: due and waiting for the worker (a retry
-# queued, by the backoff or by an operator), a worker calling the insurer, waiting for its next
-# retry, given up, done. SQL computes an emission's `state` (dashboard._emission_state).
-STATUSES = ("PENDING", "IN_PROGRESS", "FAILED", "ABANDONED", "SUCCESS")
-STATE_LABELS = {"PENDING": "RETRY QUEUED", "IN_PROGRESS": "IN PROGRESS"}
-SETTLED = frozenset({"FAILED", "ABANDONED", "SUCCESS"})  # the page stops following
+# Every state an emission is in, one at a time, as every surface names it (SQL computes it:
+# dashboard._emission_state): due and waiting for the worker (a retry queued, by the backoff or by
+# an operator), a worker calling the insurer, its insurer paused, waiting for its next retry,
+# given up, done. A badge says the state with spaces for underscores.
+STATUSES = ("RETRY_QUEUED", "IN_PROGRESS", "PAUSED", "FAILED", "ABANDONED", "SUCCESS")
+STATE_LABELS = {s: s.replace("_", " ") for s in STATUSES}
+SETTLED = frozenset({"PAUSED", "FAILED", "ABANDONED", "SUCCESS"})  # the page stops following
 PAGE_SIZE = 50
 RETRY_ALL_MAX = 500  # rows one "retry every row that matches" restarts (docs/operations.md)
 _env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True,
@@ -182,11 +183,55 @@ NOTICES = {
     "user-own-account": lambda done, of: "You cannot disable your own account: another operator can, "
                                          "or the command line (python -m app users disable --email E).",
     "user-last-enabled": lambda done, of: "Not disabled: this is the last enabled user, and nobody could log in.",
+    "provider-paused": lambda done, of: "Provider paused: its emissions wait and spend no attempt until it is resumed.",
+    "provider-resumed": lambda done, of: f"Provider resumed: {done} waiting emission{'s' if done != 1 else ''} queued.",
 }
 # Notices that say something was refused (shown as an error, not as a success).
 REFUSAL_NOTICES = frozenset({"user-own-account", "user-last-enabled"})
 # What the page's refusal codes become: a notice on the users page (USER_NOT_FOUND stays a 404).
 USER_REFUSALS = {"OWN_ACCOUNT": "user-own-account", "LAST_ENABLED_USER": "user-last-enabled"}
+HEALTH_HOURS = (1, 3, 6, 12, 24)  # the providers page's windows
+PROVIDER_ACTIONS = {"pause": "dashboard.pause_provider", "resume": "dashboard.resume_provider"}
+
+
+def health_chart(provider: dict, start: str, slot_minutes: int, width: int = 480, height: int = 72,
+                 slots: int = 60) -> dict:
+    """A provider's slots (dashboard.providers_health: 60 of slot_minutes each) as the SVG chart
+    draws them (templates/providers.html): a bar of calls a minute with its failures over it,
+    and the p95 answer time as a line, each scaled to its own maximum; coordinates to 0.1 px."""
+    first = datetime.datetime.fromisoformat(start)
+    step = width / slots
+    max_calls = max([s["calls"] for s in provider["slots"]] + [1])
+    max_p95 = max([s["p95Ms"] or 0 for s in provider["slots"]] + [1])
+    bars, points = [], []
+    for s in provider["slots"]:
+        index = int((datetime.datetime.fromisoformat(s["at"]) - first).total_seconds() // 60 // slot_minutes)
+        if not 0 <= index < slots:
+            continue
+        x = round(index * step, 1)
+        calls_h = round(s["calls"] / max_calls * height, 1)
+        failed_h = round(s["failures"] / max_calls * height, 1)
+        bars.append({"x": x, "w": round(step - 1, 1), "calls_y": round(height - calls_h, 1), "calls_h": calls_h,
+                     "failed_y": round(height - failed_h, 1), "failed_h": failed_h, "slot": s})
+        if s["p95Ms"] is not None:
+            points.append(f"{round(x + step / 2, 1)},{round(height - s['p95Ms'] / max_p95 * height, 1)}")
+    return {"width": width, "height": height, "bars": bars, "p95_line": " ".join(points),
+            "max_calls": max_calls, "max_p95": max_p95 if points else None,
+            "per_minute": round(provider["calls"] / (slots * slot_minutes), 2)}
+
+
+def _until(value: Any) -> datetime.datetime | None:
+    """The pause form's end (an <input type=datetime-local>, read as UTC), or None (until resumed)."""
+    if not value:
+        return None
+    if not isinstance(value, str) or len(value) > 40:
+        raise errors.bad_request("until must be a time (YYYY-MM-DDTHH:MM, UTC)", details=[{"field": "until", "message": "a time"}])
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise errors.bad_request("until must be a time (YYYY-MM-DDTHH:MM, UTC)",
+                                 details=[{"field": "until", "message": "a time such as 2026-12-01T06:00"}]) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
 # POST /backoffice/users/{action}: the SQL function of each action and the notice it leaves.
 USER_ACTIONS = {
     "disable": ("dashboard.disable_user", "user-disabled"),
@@ -374,6 +419,36 @@ class Pages:
         page = await self._call(claims, "dashboard.list_audit", cursor, PAGE_SIZE)
         self._render(resp, "audit.html", req, user, page=page,
                      next_url=f"/backoffice/audit?cursor={page['nextCursor']}" if page["nextCursor"] else None)
+
+    async def on_get_providers(self, req, resp) -> None:
+        """Each provider's and the webhooks' health over the last hours (calls per minute, failures,
+        p95 answer time, drawn on the server as SVG) and its pause, with pause and resume."""
+        claims, user = await self._session(req)
+        raw = req.get_param("hours") or "3"
+        if raw not in {str(h) for h in HEALTH_HOURS}:
+            raise errors.bad_request(f"hours must be one of {', '.join(map(str, HEALTH_HOURS))}",
+                                     details=[{"field": "hours", "message": "1, 3, 6, 12 or 24"}])
+        health = await self._call(claims, "dashboard.providers_health", int(raw))
+        charts = {p["provider"]: health_chart(p, health["from"], health["slotMinutes"]) for p in health["providers"]}
+        self._render(resp, "providers.html", req, user, health=health, charts=charts, hours=int(raw),
+                     windows=HEALTH_HOURS)
+
+    async def on_post_provider_action(self, req, resp, action: str) -> None:
+        """Pause (until a time, or until resumed) or resume a provider; the SQL function writes the
+        audit row (providers.pause, providers.resume via backoffice)."""
+        claims, _ = await self._session(req)
+        if action not in PROVIDER_ACTIONS:
+            return await self.unknown(req, resp)
+        form = await self._form(req)
+        provider = form.get("provider")
+        if not (isinstance(provider, str) and provider.isascii() and provider.replace("_", "").isalnum()
+                and provider[:1].isalpha() and len(provider) <= 64):
+            raise errors.bad_request("choose a provider", details=[{"field": "provider", "message": "a code such as PROVIDER_A"}])
+        if action == "pause":
+            await self._call(claims, PROVIDER_ACTIONS[action], provider.upper(), _until(form.get("until")), "backoffice")
+            raise _after_post("/backoffice/providers", "provider-paused", 1, 1)
+        done = await self._call(claims, PROVIDER_ACTIONS[action], provider.upper(), "backoffice")
+        raise _after_post("/backoffice/providers", "provider-resumed", done["retriesQueued"], done["retriesQueued"])
 
     async def unknown(self, req, resp) -> None:
         """A page that does not exist: the HTML not-found page (a browser shows it), with the

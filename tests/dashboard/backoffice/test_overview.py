@@ -51,13 +51,13 @@ async def test_a_retried_emission_says_retry_queued_and_its_page_follows_it(clie
     resp = await post(client, session, "/backoffice/emissions/retry", f"id={em['id']}&next=/backoffice/emissions/{em['id']}")
     assert resp.status_code == 303
     page = await get(client, session, f"/backoffice/emissions/{em['id']}")
-    assert re.search(r"<h1>Emission \d+ <span data-badge><span class=\"badge badge-pending\">RETRY QUEUED</span>", page.text)
+    assert re.search(r"<h1>Emission \d+ <span data-badge><span class=\"badge badge-retry_queued\">RETRY QUEUED</span>", page.text)
     assert '<dd data-status aria-live="polite">RETRY QUEUED</dd>' in page.text, "not the FAILED it was given"
     assert f'data-follow="/backoffice/emissions/{em["id"]}/live" data-settled="false"' in page.text
     assert "Retry this emission" not in page.text, "a queued retry is not offered again"
     live = await get(client, session, f"/backoffice/emissions/{em['id']}/live")
     assert live.status_code == 200 and live.headers["cache-control"] == "no-store"
-    assert live.json == {"id": em["id"], "state": "PENDING", "label": "RETRY QUEUED", "status": "FAILED",
+    assert live.json == {"id": em["id"], "state": "RETRY_QUEUED", "label": "RETRY QUEUED", "status": "FAILED",
                          "attempts": 0, "settled": False}
 
     claim(admin, em)  # a worker takes it
@@ -75,15 +75,15 @@ async def test_a_retried_emission_says_retry_queued_and_its_page_follows_it(clie
     assert (await client.simulate_get(f"/backoffice/emissions/{em['id']}/live")).status_code == 303, "session only"
 
 
-async def test_the_list_filters_by_every_state_pending_and_in_progress_included(client, session, make_risk_item,
+async def test_the_list_filters_by_every_state_each_emission_in_one(client, session, make_risk_item,
                                                                                 make_emission, admin):
     code = provider()
     item = make_risk_item()
     made = {status: make_emission(item["id"], status=status, provider=code, event=f"E_{status}")
             for status in ("FAILED", "ABANDONED", "SUCCESS")}
-    made["PENDING"] = make_emission(item["id"], status="FAILED", provider=code, event="E_PENDING")
+    made["RETRY_QUEUED"] = make_emission(item["id"], status="FAILED", provider=code, event="E_RETRY_QUEUED")
     admin.execute("UPDATE insurance.integration_emissions SET next_retry_at = now() - interval '1 minute' WHERE id = %s",
-                  (made["PENDING"]["id"],))
+                  (made["RETRY_QUEUED"]["id"],))
     made["IN_PROGRESS"] = make_emission(item["id"], status="FAILED", provider=code, event="E_IN_PROGRESS")
     admin.execute("UPDATE insurance.integration_emissions SET next_retry_at = now() - interval '1 minute' WHERE id = %s",
                   (made["IN_PROGRESS"]["id"],))
@@ -95,8 +95,8 @@ async def test_the_list_filters_by_every_state_pending_and_in_progress_included(
         "FAILED", "ABANDONED", "SUCCESS", "RETRY QUEUED", "IN PROGRESS"}
     for state, em in made.items():
         listed = ids_listed((await get(client, session, "/backoffice/emissions", f"provider={code}&status={state}")).text)
-        expected = {em["id"]} | ({made["PENDING"]["id"], made["IN_PROGRESS"]["id"]} if state == "FAILED" else set())
-        assert listed == expected, state
+        # One state per emission: FAILED no longer lists the queued and in-progress ones too.
+        assert listed == {em["id"]}, state
 
 
 async def test_the_page_opens_with_the_counts_per_state_from_the_kept_counts(client, session, admin):
@@ -173,7 +173,7 @@ async def test_a_stale_last_error_on_a_success_row_is_shown_as_resolved(client, 
         row = re.search(rf'<td><a href="/backoffice/emissions/{em["id"]}">.*?</tr>', html, re.DOTALL).group()
         assert "<del><code>PROVIDER_REJECTED</code></del> <span class=\"resolved\">resolved</span>" in row, path
     detail = (await get(client, session, f"/backoffice/emissions/{em['id']}")).text
-    assert "Resolved: the insurer took it at a later attempt." in detail
+    assert "Resolved: the insurer took it after 1 failed attempt." in detail
 
 
 @pytest.mark.parametrize("query", ["status=LOST", "status=pending", "since=yesterday", "provider=no%20spaces"])
