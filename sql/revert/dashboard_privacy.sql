@@ -1,0 +1,9 @@
+-- Revert insurance:dashboard_privacy from pg
+BEGIN;
+SET LOCAL ROLE insurance_owner;
+
+DROP FUNCTION dashboard.record_view(text, jsonb);
+DROP FUNCTION dashboard.person_erase(text);
+DROP FUNCTION dashboard.person_export(text);
+
+COMMIT;
