@@ -31,6 +31,8 @@ COMMANDS = {
     "worker": "app.worker",
     "outbox": "app.commands.outbox",
     "users": "app.dashboard.commands",
+    "people": "app.privacy.commands",
+    "audit": "app.privacy.commands",
     "openapi": "app.commands.openapi",
     "settings": "app.commands.settings",
 }
