@@ -19,7 +19,7 @@ COMMENT ON FUNCTION dashboard.person_export(text) IS
   'Back-office export of everything held about a person (insurance._person_export), audited with the session''s '
   'user. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.person_export(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard.person_export(text) TO insurance_dashboard;
+GRANT EXECUTE ON FUNCTION dashboard.person_export(text) TO insurance_dashboard, insurance_app;
 
 CREATE FUNCTION dashboard.person_erase(_email text) RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
@@ -31,24 +31,42 @@ $$;
 COMMENT ON FUNCTION dashboard.person_erase(text) IS
   'Back-office erasure under retention (insurance._person_erase), audited with the session''s user. Dashboard role.';
 REVOKE ALL ON FUNCTION dashboard.person_erase(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard.person_erase(text) TO insurance_dashboard;
+GRANT EXECUTE ON FUNCTION dashboard.person_erase(text) TO insurance_dashboard, insurance_app;
 
--- record_view(action, targets): one audit row of who saw whose data (a page, a search, an RPC).
-CREATE FUNCTION dashboard.record_view(_action text, _targets jsonb) RETURNS void
+-- record_view(action, items, emails): one audit row of who saw whose data (a page, a search, an
+-- RPC). Its targets name the e-mails shown or searched for, every e-mail of the items shown
+-- (holders, beneficiaries, the insured: `audit --about` finds the view from any of them), and the
+-- items as {"riskItemId": id}. One statement.
+CREATE FUNCTION dashboard.record_view(_action text, _items bigint[], _emails text[]) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _id bigint;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
-  IF _action NOT IN ('people.viewRiskItem', 'people.search', 'people.viewAudit') THEN
+  IF _action IS NULL OR _action NOT IN ('people.viewRiskItem', 'people.search', 'people.viewEmission') THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'not a view action', DETAIL = 'BAD_REQUEST';
   END IF;
   INSERT INTO insurance.audit_log (actor, via, action, targets, result)
-  VALUES (dashboard._actor(), 'backoffice', _action, coalesce(_targets, '[]'), 'ok');
+  SELECT dashboard._actor(), 'backoffice', _action,
+         coalesce((SELECT pg_catalog.jsonb_agg(DISTINCT pg_catalog.to_jsonb(e))
+                     FROM (SELECT pg_catalog.lower(x) AS e FROM pg_catalog.unnest(_emails) x
+                           UNION SELECT b.email FROM insurance.beneficiaries b
+                                  WHERE b.risk_item_id = ANY (_items) AND b.email IS NOT NULL
+                           UNION SELECT r.insured_subject ->> 'email' FROM insurance.risk_items r
+                                  WHERE r.id = ANY (_items)) m
+                    WHERE m.e IS NOT NULL), '[]')
+         || coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('riskItemId', i) ORDER BY i)
+                        FROM pg_catalog.unnest(_items) i), '[]'),
+         'ok'
+  RETURNING id INTO _id;
+  RETURN _id;
 END
 $$;
-COMMENT ON FUNCTION dashboard.record_view(text, jsonb) IS
-  'Writes one audit row (people.viewRiskItem, people.search, people.viewAudit) naming the session''s user and '
-  'whose data was shown (_targets: e-mails and item uids), in one statement. Dashboard role.';
-REVOKE ALL ON FUNCTION dashboard.record_view(text, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard.record_view(text, jsonb) TO insurance_dashboard;
+COMMENT ON FUNCTION dashboard.record_view(text, bigint[], text[]) IS
+  'Writes one audit row (people.viewRiskItem, people.search, people.viewEmission) naming the session''s user and '
+  'whose data was shown: the e-mails given, every e-mail of the items given, the items; one statement; returns '
+  'its id; raises PT400 for another action. Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard.record_view(text, bigint[], text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.record_view(text, bigint[], text[]) TO insurance_dashboard, insurance_app;
 
 COMMIT;

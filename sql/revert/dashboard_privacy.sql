@@ -2,7 +2,7 @@
 BEGIN;
 SET LOCAL ROLE insurance_owner;
 
-DROP FUNCTION dashboard.record_view(text, jsonb);
+DROP FUNCTION dashboard.record_view(text, bigint[], text[]);
 DROP FUNCTION dashboard.person_erase(text);
 DROP FUNCTION dashboard.person_export(text);
 

@@ -1,10 +1,10 @@
 -- Verify insurance:dashboard_privacy on pg
 SELECT 'dashboard.person_export(text)'::regprocedure,
        'dashboard.person_erase(text)'::regprocedure,
-       'dashboard.record_view(text,jsonb)'::regprocedure;
+       'dashboard.record_view(text,bigint[],text[])'::regprocedure;
 DO $$
 BEGIN
-  ASSERT has_function_privilege('insurance_dashboard', 'dashboard.record_view(text,jsonb)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_dashboard', 'dashboard.record_view(text,bigint[],text[])', 'EXECUTE');
   ASSERT has_function_privilege('insurance_dashboard', 'dashboard.person_export(text)', 'EXECUTE');
 END
 $$;
