@@ -1,6 +1,6 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 SHELL := /bin/bash
-.PHONY: setup run test ha-up ha-down migrate sandbox clean lint-openapi sql-reference \
+.PHONY: setup run test ha-up ha-down migrate sandbox clean lint-openapi sql-reference privacy-doc \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
         bench-server-limits bench-compare
 
@@ -40,6 +40,10 @@ lint-openapi: setup
 ## docs/sql-reference.md from the catalog of a throwaway database (commit the result).
 sql-reference: setup
 	@.venv/bin/python scripts/sql_reference.py
+
+## docs/privacy.md's map of personal data from insurance.personal_data, on a throwaway database (commit the result).
+privacy-doc: setup
+	@.venv/bin/python scripts/privacy_doc.py
 
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info
