@@ -69,4 +69,25 @@ COMMENT ON FUNCTION dashboard.record_view(text, bigint[], text[]) IS
 REVOKE ALL ON FUNCTION dashboard.record_view(text, bigint[], text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.record_view(text, bigint[], text[]) TO insurance_dashboard, insurance_app;
 
+-- audit_about(email, limit): the audit rows naming a person, newest first (the Privacy page).
+CREATE FUNCTION dashboard.audit_about(_email text, _limit integer) RETURNS jsonb
+LANGUAGE plpgsql STABLE SET search_path = '' AS $$
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 500 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 500', DETAIL = 'BAD_REQUEST';
+  END IF;
+  RETURN (SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) ORDER BY a.id DESC), '[]')
+            FROM (SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result
+                    FROM insurance.audit_log a
+                   WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
+                   ORDER BY a.id DESC LIMIT _limit) a);
+END
+$$;
+COMMENT ON FUNCTION dashboard.audit_about(text, integer) IS
+  'The audit rows whose targets name the e-mail (views, exports, erasures), newest first, at most _limit (1..500). '
+  'Dashboard role.';
+REVOKE ALL ON FUNCTION dashboard.audit_about(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.audit_about(text, integer) TO insurance_dashboard, insurance_app;
+
 COMMIT;

@@ -248,6 +248,29 @@ def test_audit_about_lists_who_looked_exported_and_erased(stack, people):
     assert any(r["onBehalfOf"] == "ticket DPO-1" for r in rows if r["action"] == "people.export")
 
 
+def test_the_back_office_privacy_page_exports_and_erases_after_a_confirmation(stack, people, admin):
+    with httpx.Client(base_url=stack.api) as browser:
+        assert browser.post("/api/auth/login", json={"email": people["operator"], "password": PASSWORD}).status_code == 200
+        page = browser.get("/backoffice/privacy", params={"email": people["ada"]})
+        assert page.status_code == 200 and "people.viewRiskItem" in page.text  # the operator's views of her items
+        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+        export = browser.post("/backoffice/privacy/export", data={"csrf": csrf, "email": people["ada"]})
+        assert export.status_code == 200 and "attachment" in export.headers["content-disposition"]
+        assert people["held"]["uid"] in {i["uid"] for i in export.json()["riskItems"]}
+        assert browser.post("/backoffice/privacy/export", data={"csrf": "forged", "email": people["ada"]}).status_code == 403
+        confirm = browser.get("/backoffice/privacy/erase", params={"email": people["ada"]})
+        assert confirm.status_code == 200 and f"Erase the data of {people['ada']}?" in confirm.text
+        assert browser.post("/backoffice/privacy/erase", data={"csrf": csrf, "email": people["ada"]}).status_code == 400
+        done = browser.post("/backoffice/privacy/erase", data={"csrf": csrf, "email": people["ada"], "confirm": "yes"})
+        assert done.status_code == 200 and "Erased for" in done.text
+    rows = admin.execute("SELECT action, actor, via FROM insurance.audit_log WHERE targets @> %s::jsonb "
+                         "AND action IN ('people.export', 'people.erase') AND via = 'backoffice'",
+                         (orjson.dumps([people["ada"]]).decode(),)).fetchall()
+    assert {(r["action"], r["actor"], r["via"]) for r in rows} == {
+        ("people.export", f"dashboard:{people['operator']}", "backoffice"),
+        ("people.erase", f"dashboard:{people['operator']}", "backoffice")}
+
+
 def test_the_logs_of_the_api_and_the_worker_name_nobody(stack, people):
     raw = (stack.logs / "api.log").read_text(errors="replace") + (stack.logs / "worker.log").read_text(errors="replace")
     text = unquote(raw)  # an address in a URL is still an address (%40)
