@@ -33,17 +33,22 @@ COMMENT ON FUNCTION dashboard.person_erase(text) IS
 REVOKE ALL ON FUNCTION dashboard.person_erase(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dashboard.person_erase(text) TO insurance_dashboard, insurance_app;
 
--- record_view(action, items, emails): one audit row of who saw whose data (a page, a search, an
--- RPC). Its targets name the e-mails shown or searched for, every e-mail of the items shown
+-- record_view(action, items, item_uids, emails): one audit row of who saw whose data (a page, a
+-- search, an RPC). Its targets name the e-mails shown or searched for, every e-mail of the items
+-- shown, named by id or by uid
 -- (holders, beneficiaries, the insured: `audit --about` finds the view from any of them), and the
 -- items as {"riskItemId": id}. One statement.
-CREATE FUNCTION dashboard.record_view(_action text, _items bigint[], _emails text[]) RETURNS bigint
+CREATE FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[])
+RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _id bigint;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
-  IF _action IS NULL OR _action NOT IN ('people.viewRiskItem', 'people.search', 'people.viewEmission') THEN
+  IF pg_catalog.cardinality(_item_uids) > 0 THEN
+    _items := coalesce(_items, '{}') || ARRAY(SELECT r.id FROM insurance.risk_items r WHERE r.uid = ANY (_item_uids));
+  END IF;
+  IF _action IS NULL OR _action NOT IN ('people.viewRiskItem', 'people.search') THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'not a view action', DETAIL = 'BAD_REQUEST';
   END IF;
   INSERT INTO insurance.audit_log (actor, via, action, targets, result)
@@ -62,12 +67,13 @@ BEGIN
   RETURN _id;
 END
 $$;
-COMMENT ON FUNCTION dashboard.record_view(text, bigint[], text[]) IS
-  'Writes one audit row (people.viewRiskItem, people.search, people.viewEmission) naming the session''s user and '
-  'whose data was shown: the e-mails given, every e-mail of the items given, the items; one statement; returns '
+COMMENT ON FUNCTION dashboard.record_view(text, bigint[], uuid[], text[]) IS
+  'Writes one audit row (people.viewRiskItem, people.search) naming the session''s user and '
+  'whose data was shown: the e-mails given, every e-mail of the items given (by id or uid), the items; one '
+  'statement; returns '
   'its id; raises PT400 for another action. Dashboard role.';
-REVOKE ALL ON FUNCTION dashboard.record_view(text, bigint[], text[]) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dashboard.record_view(text, bigint[], text[]) TO insurance_dashboard, insurance_app;
+REVOKE ALL ON FUNCTION dashboard.record_view(text, bigint[], uuid[], text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dashboard.record_view(text, bigint[], uuid[], text[]) TO insurance_dashboard, insurance_app;
 
 -- audit_about(email, limit): the audit rows naming a person, newest first (the Privacy page).
 CREATE FUNCTION dashboard.audit_about(_email text, _limit integer) RETURNS jsonb

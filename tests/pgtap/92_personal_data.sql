@@ -101,9 +101,9 @@ SELECT is((SELECT jsonb_agg(i ->> 'policyUid') FROM jsonb_array_elements(admin.p
 -- Who looked.
 SELECT id AS held_id FROM _i WHERE policy_uid = 'priv-held' \gset
 SELECT pg_temp.act_as('insurance_dashboard', '{"role": "dashboard", "email": "ops@privacy.invalid", "sub": "1"}');
-SELECT ok(dashboard.record_view('people.viewRiskItem', ARRAY[:held_id]::bigint[], '{}') > 0,
+SELECT ok(dashboard.record_view('people.viewRiskItem', ARRAY[:held_id]::bigint[], '{}', '{}') > 0,
           'the dashboard records a view');
-SELECT throws_ok($$SELECT dashboard.record_view('users.disable', '{}', '{}')$$, 'PT400', NULL, 'only view actions');
+SELECT throws_ok($$SELECT dashboard.record_view('users.disable', '{}', '{}', '{}')$$, 'PT400', NULL, 'only view actions');
 SELECT pg_temp.as_operator();
 SELECT is((SELECT actor || ' ' || targets::text FROM insurance.audit_log WHERE action = 'people.viewRiskItem' ORDER BY id DESC LIMIT 1),
           'dashboard:ops@privacy.invalid ["ada@privacy.invalid", {"riskItemId": ' || :held_id || '}]',
