@@ -31,8 +31,8 @@ COMMANDS = {
     "worker": "app.worker",
     "outbox": "app.commands.outbox",
     "users": "app.dashboard.commands",
-    "people": "app.privacy.commands",
-    "audit": "app.privacy.commands",
+    "people": "app.commands.people",
+    "audit": "app.commands.people",
     "openapi": "app.commands.openapi",
     "settings": "app.commands.settings",
 }

@@ -31,8 +31,8 @@ import httpx
 import orjson
 import pytest
 
-from app.privacy import scan
 from tests.conftest import ROOT, child_environ, free_port, wait_for, wait_http
+from tests.privacy import scan
 
 PASSWORD = "correct horse battery staple"
 

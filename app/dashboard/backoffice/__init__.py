@@ -11,7 +11,7 @@ _RESOURCES = "app.dashboard.backoffice.resources"
 def add_routes(app, services) -> None:
     def build() -> dict:  # at the first back-office request (app/lazy.py)
         from app.dashboard.backoffice import resources as r
-        from app.privacy.backoffice import PrivacyPages
+        from app.dashboard.backoffice.privacy import PrivacyPages
         return {"pages": r.Pages(services), "static": r.Static(), "privacy": PrivacyPages(services)}
 
     loader = Loader(build)
@@ -31,7 +31,7 @@ def add_routes(app, services) -> None:
     app.add_route("/backoffice/packages", pages, suffix="packages")
     app.add_route("/backoffice/users", pages, suffix="users")
     app.add_route("/backoffice/users/{action}", pages, suffix="user_action")
-    privacy = lazy(loader, "privacy", responders("app.privacy.backoffice", "PrivacyPages"))
+    privacy = lazy(loader, "privacy", responders("app.dashboard.backoffice.privacy", "PrivacyPages"))
     app.add_route("/backoffice/privacy", privacy)
     app.add_route("/backoffice/privacy/export", privacy, suffix="export")
     app.add_route("/backoffice/privacy/erase", privacy, suffix="erase")
