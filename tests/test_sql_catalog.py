@@ -31,6 +31,13 @@ SQL = ROOT / "sql"
 
 # ------------------------------------------------------------------ reading SQL files
 
+def with_includes(path: Path) -> str:
+    """The script as psql runs it: each `\\ir FILE` line replaced by that file (relative to the
+    script), as a rework's revert includes the released files it restores."""
+    return re.sub(r"^\\ir\s+(\S+)\s*$", lambda m: with_includes((path.parent / m.group(1)).resolve()),
+                  path.read_text(), flags=re.M)
+
+
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     parts, depth, start = [], 0, 0
     for i, c in enumerate(text):
@@ -258,9 +265,10 @@ def test_every_revert_drops_what_its_deploy_creates(survey):
         if not revert.exists():
             problems.append(f"{change}: no sql/revert/{change}.sql")
             continue
-        by_signature, by_name, schemas = dropped(revert.read_text(), survey.resolve)
+        text = with_includes(revert)
+        by_signature, by_name, schemas = dropped(text, survey.resolve)
         # After a release, the revert of a reworked change restores the previous version instead.
-        restored = set(created_functions(revert.read_text(), survey.resolve)) if change in REWORKED else set()
+        restored = set(created_functions(text, survey.resolve)) if change in REWORKED else set()
         for key in dict.fromkeys(keys):
             if key in by_signature or key[:2] in by_name or key[0] in schemas or key in restored:
                 continue

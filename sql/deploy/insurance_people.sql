@@ -114,12 +114,17 @@ BEGIN
                'createdAt', o.created_at, 'expiresAt', o.expires_at, 'usedAt', o.consumed_at,
                'failedAttempts', o.attempts, 'address', pg_catalog.host(o.ip)) ORDER BY o.created_at)
         FROM insurance.postsales_otp o WHERE o.email = _who), '[]'),
-    -- Outbox rows whose body names the person (a scan: rows are few, kept OUTBOX_RETENTION).
+    -- Outbox rows whose body names the person (a scan: rows are kept OUTBOX_RETENTION), and the
+    -- partner webhooks about their items' emissions (by the emission index).
     'outbox', coalesce((
       SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                'id', q.id, 'url', q.url, 'createdAt', q.created_at, 'deliveredAt', q.delivered_at,
                'deadAt', q.dead_at, 'attempts', q.attempts, 'body', q.body) ORDER BY q.id)
-        FROM outbox.http_requests q WHERE q.body::text LIKE _like), '[]'),
+        FROM (SELECT q.* FROM outbox.http_requests q WHERE q.body::text LIKE _like
+              UNION
+              SELECT q.* FROM outbox.http_requests q
+               WHERE ((q.body #>> '{data,emissionId}')::bigint) IN (
+                       SELECT e.id FROM insurance.integration_emissions e WHERE e.risk_item_id = ANY (_items))) q), '[]'),
     'audit', coalesce((
       SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
                'id', a.id, 'at', a.at, 'actor', a.actor, 'via', a.via, 'action', a.action,

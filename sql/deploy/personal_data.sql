@@ -41,6 +41,23 @@ CREATE TABLE insurance.pseudonymized_items (
 );
 COMMENT ON TABLE insurance.pseudonymized_items IS
   'Risk items whose contract data was pseudonymized (their people replaced by pseudonyms), when and why';
+-- Each CHECK's sentence (read when a value is refused).
+COMMENT ON CONSTRAINT retention_rules_rule_check ON insurance.retention_rules IS 'must be lower-case words';
+COMMENT ON CONSTRAINT retention_rules_kept_check ON insurance.retention_rules IS 'must say how long it is kept';
+COMMENT ON CONSTRAINT retention_rules_on_erasure_check ON insurance.retention_rules IS
+  'must be deleted, kept or pseudonymized at the end';
+COMMENT ON CONSTRAINT retention_rules_reason_check ON insurance.retention_rules IS 'must say why it is kept';
+COMMENT ON CONSTRAINT personal_data_relation_check ON insurance.personal_data IS 'must be a schema.table name';
+COMMENT ON CONSTRAINT personal_data_column_name_check ON insurance.personal_data IS 'must be a column name';
+COMMENT ON CONSTRAINT personal_data_json_path_check ON insurance.personal_data IS
+  'must be empty or a JSON path such as $.a.b or $.list[*].c';
+COMMENT ON CONSTRAINT personal_data_category_check ON insurance.personal_data IS
+  'must be identity, contact, identifier, network address or free text';
+COMMENT ON CONSTRAINT personal_data_subject_check ON insurance.personal_data IS
+  'must be holder, beneficiary, insured, person, operator or client';
+COMMENT ON CONSTRAINT personal_data_note_check ON insurance.personal_data IS 'must say what it is';
+COMMENT ON CONSTRAINT pseudonymized_items_reason_check ON insurance.pseudonymized_items IS
+  'must be retention ended or erasure after retention';
 ALTER TABLE insurance.retention_rules ENABLE ROW LEVEL SECURITY;   -- no policy: the owner's functions only
 ALTER TABLE insurance.personal_data ENABLE ROW LEVEL SECURITY;
 ALTER TABLE insurance.pseudonymized_items ENABLE ROW LEVEL SECURITY;

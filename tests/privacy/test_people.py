@@ -196,6 +196,9 @@ def test_export_gives_everything_about_the_person_and_is_audited(stack, people):
     assert {b["riskItemUid"] for b in out["beneficiaries"]} == set(roles)
     assert {(e["riskItemUid"], e["status"]) for e in out["emissions"]} >= {(u, "SUCCESS") for u in roles}
     assert out["loginCodes"] and out["loginCodes"][-1]["address"] == "127.0.0.1" and out["loginCodes"][-1]["usedAt"]
+    # The partner's webhooks about her items' emissions are deliveries naming her items.
+    assert {o["body"]["data"]["riskItemUid"] for o in out["outbox"] if o["body"] and o["body"].get("type", "")
+            .startswith("emission.")} == set(roles)
     actions = {a["action"] for a in out["audit"]}
     assert {"people.search", "people.viewRiskItem", "people.export"} <= actions
     assert out["auditId"] in {a["id"] for a in out["audit"]}
