@@ -74,7 +74,7 @@ INSERT INTO insurance.retention_rules (rule, kept, on_erasure, reason) VALUES
    'the security of the back-office; it names operators, not policy holders'),
   ('operator account', 'while the back-office user exists', 'kept',
    'who may use the back-office, and who did what (the audit log names them)'),
-  ('delivery', 'a queued call''s body until it is delivered (it is dropped then), the row OUTBOX_RETENTION '
+  ('delivery', 'a queued call''s body until it is delivered (then only its ids stay), the row OUTBOX_RETENTION '
                'after delivery', 'deleted',
    'delivery needs it until it is done'),
   ('provider answer', 'with the contract data of its policy', 'deleted',
@@ -114,7 +114,7 @@ INSERT INTO insurance.personal_data (relation, column_name, json_path, category,
   ('insurance.audit_log', 'targets', '$[*]', 'contact', 'person', 'audit', 'whose data an operator saw, exported or erased (holders, beneficiaries), or which back-office user was changed'),
   ('insurance.integration_emissions', 'response', '', 'free text', 'person', 'provider answer', 'the insurer''s answer as received (may echo what it was sent)'),
   ('insurance.integration_emissions', 'error_history', '', 'free text', 'person', 'provider answer', 'the insurer''s error texts (may echo what it was sent)'),
-  ('outbox.http_requests', 'body', '', 'free text', 'person', 'delivery', 'a queued call''s body: ids and states; dropped at delivery'),
+  ('outbox.http_requests', 'body', '', 'free text', 'person', 'delivery', 'a queued call''s body: ids and states; only its ids stay after delivery'),
   ('outbox.http_requests', 'last_error', '', 'free text', 'person', 'delivery', 'the last delivery error (a receiver''s text)');
 
 COMMIT;

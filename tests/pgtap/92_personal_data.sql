@@ -5,7 +5,7 @@
 -- erasures and back-office views are audited; only operators and the dashboard reach them.
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(30);
+SELECT plan(31);
 
 -- The map names columns that exist, and a JSON path only on a JSON column.
 SELECT is(ARRAY(SELECT m.relation || '.' || m.column_name FROM insurance.personal_data m
@@ -44,10 +44,17 @@ INSERT INTO insurance.channels (id, name, api_key_hash) VALUES
   ('ffffffff-0000-4000-8000-000000000092', 'P92', public.digest('p92', 'sha256'));
 INSERT INTO outbox.http_requests (url, body, channel_id)
 VALUES ('https://partner.example.com/hook', '{"type": "emission.succeeded", "data": {"riskItemId": 1}}',
-        'ffffffff-0000-4000-8000-000000000092');
+        'ffffffff-0000-4000-8000-000000000092'),
+       ('https://chat.example.com/hook', '{"text": "PROVIDER_A failed for Ada Lovelace"}', NULL),
+       ('/api/integrations/dispatch', '{"type": "INSERT", "table": "risk_items", "record": {"id": 7, "uid": "u", "insured_subject": {"name": "Ada"}}}', NULL);
 UPDATE outbox.http_requests SET delivered_at = now();
-SELECT is(ARRAY(SELECT body IS NULL FROM outbox.http_requests ORDER BY channel_id NULLS FIRST, id),
-          ARRAY[true, true, false], 'delivered: the dispatch rows lose their body, the partner webhook keeps its own');
+SELECT is(ARRAY(SELECT coalesce(body::text, 'none') FROM outbox.http_requests ORDER BY id DESC LIMIT 3),
+          ARRAY['{"type": "INSERT", "table": "risk_items", "record": {"id": 7, "uid": "u"}}', 'none',
+                '{"data": {"riskItemId": 1}, "type": "emission.succeeded"}'],
+          'delivered: a body keeps only its ids (a chat notice none), a partner webhook keeps its own');
+SELECT is((SELECT count(*)::int FROM outbox.http_requests WHERE url = '/api/integrations/dispatch'
+            AND body = jsonb_build_object('type', 'INSERT', 'table', 'risk_items', 'record', body -> 'record')), 3,
+          'the delivered dispatches still name their items');
 
 -- A policy's end.
 UPDATE insurance.risk_items SET status = 'expired' WHERE policy_uid = 'priv-bob';
