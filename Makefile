@@ -1,6 +1,6 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 SHELL := /bin/bash
-.PHONY: setup run test ha-up ha-down migrate sandbox clean lint-openapi sql-reference schema \
+.PHONY: setup run test ha-up ha-down migrate sandbox clean lint-openapi sql-reference schema privacy-doc \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
         bench-server-limits bench-compare
 
@@ -45,6 +45,10 @@ sql-reference: setup
 ## deploy: run it after every SQL change and commit its diff.
 schema: setup
 	@.venv/bin/python scripts/sql_schema.py
+
+## docs/privacy.md's map of personal data from insurance.personal_data, on a throwaway database (commit the result).
+privacy-doc: setup
+	@.venv/bin/python scripts/privacy_doc.py
 
 clean:
 	rm -rf .venv .pytest_cache build *.egg-info

@@ -48,6 +48,8 @@ COMMANDS = {
     "outbox": "app.outbox.commands",
     "providers": "app.commands.providers",
     "users": "app.dashboard.commands",
+    "people": "app.commands.people",
+    "audit": "app.commands.people",
     "openapi": "app.commands.openapi",
     "settings": "app.commands.settings",
 }

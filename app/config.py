@@ -465,6 +465,11 @@ class Config:
         "how long pg_cron keeps the history (`cron.job_run_details`) of this project's jobs, at least an hour; "
         "applied by `python -m app migrate`, which registers the hourly job `insurance-cron-history` in the cron "
         "database", parse_duration, group=WORKER)
+    policy_retention: int = setting(
+        "POLICY_RETENTION", "3650d",
+        "how long a policy's contract data (its people included) is kept after the policy ends, at least a day; "
+        "then the hourly retention job pseudonymizes it (docs/privacy.md); applied by `python -m app migrate` as "
+        "the database setting `insurance.policy_retention`", parse_duration, group=OPS)
     dashboard_session_ttl: int = setting("DASHBOARD_SESSION_TTL", "12h",
                                          "lifetime of a dashboard session (cookie and row)", parse_duration, group=OPS)
     device_token_ttl: int = setting(

@@ -60,9 +60,14 @@ def configure(level: str = "info") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(numeric)
-    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # uvicorn's own handlers, if any: ours instead
+    for name in ("uvicorn", "uvicorn.error"):  # uvicorn's own handlers, if any: ours instead
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+    # uvicorn's access line repeats the app's own (the `request` event, app/middleware.py) with the
+    # raw query string, which may name a person (/backoffice/search?q=<e-mail>): none at all.
+    access = logging.getLogger("uvicorn.access")
+    access.handlers[:] = []
+    access.propagate = False
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
     structlog.configure(

@@ -60,8 +60,11 @@ def migrate(args) -> int:
                          (config.outbox_retention,))
             conn.execute("SELECT insurance.set_cron_history_retention(justify_hours(make_interval(secs => %s)))",
                          (config.cron_history_retention,))
+            conn.execute("SELECT insurance.set_policy_retention(justify_hours(make_interval(secs => %s)))",
+                         (config.policy_retention,))
         print(f"outbox retention: {config.outbox_retention} s (OUTBOX_RETENTION)")
         print(f"pg_cron history retention: {config.cron_history_retention} s (CRON_HISTORY_RETENTION)")
+        print(f"policy retention: {config.policy_retention} s (POLICY_RETENTION)")
     return code
 
 

@@ -1,4 +1,6 @@
 -- Deploy insurance:insurance_retention_job to pg
+-- Reworked: each pass also pseudonymizes contract data whose retention (POLICY_RETENTION after
+-- the policy ended) is over, through insurance.apply_personal_data_retention().
 -- Nothing grows forever: one pg_cron job (hourly, as insurance_cron) purges what has
 -- expired. How long delivered outbox rows are kept is the database setting
 -- insurance.outbox_retention (OUTBOX_RETENTION, applied by `python -m app migrate`; 7 days).
@@ -18,7 +20,8 @@ SET LOCAL ROLE insurance_owner;
 --   loginWindows failed-login windows that have ended, and the ceiling trips reported for them
 --   rateLimits   gateway counters of past minutes, client-IP counters of past hours
 --   outbox       outbox rows delivered longer than insurance.outbox_retention ago
-CREATE FUNCTION insurance.purge_expired() RETURNS jsonb
+--   pseudonymized  risk items whose contract data was pseudonymized, its retention over
+CREATE OR REPLACE FUNCTION insurance.purge_expired() RETURNS jsonb
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _now       timestamptz := pg_catalog.now();
@@ -30,6 +33,7 @@ DECLARE
   _minutes   integer;
   _hours     integer;
   _outbox    integer;
+  _pseudo    integer;
 BEGIN
   DELETE FROM insurance.postsales_otp WHERE created_at < _now - interval '1 hour' AND expires_at < _now;
   GET DIAGNOSTICS _otp = ROW_COUNT;
@@ -46,20 +50,23 @@ BEGIN
   GET DIAGNOSTICS _hours = ROW_COUNT;
   DELETE FROM outbox.http_requests WHERE delivered_at < _now - _retention;
   GET DIAGNOSTICS _outbox = ROW_COUNT;
+  _pseudo := insurance.apply_personal_data_retention();
   RETURN pg_catalog.jsonb_build_object('otp', _otp, 'sessions', _sessions, 'loginWindows', _windows,
-                                       'rateLimits', _minutes + _hours, 'outbox', _outbox);
+                                       'rateLimits', _minutes + _hours, 'outbox', _outbox,
+                                       'pseudonymized', _pseudo);
 END
 $$;
 COMMENT ON FUNCTION insurance.purge_expired() IS
   'One retention pass: deletes expired OTP rows, ended sessions, old login-failure and rate-limit '
-  'windows and outbox rows delivered longer than OUTBOX_RETENTION ago; returns the counts. '
+  'windows and outbox rows delivered longer than OUTBOX_RETENTION ago, pseudonymizes contract data whose '
+  'POLICY_RETENTION is over; returns the counts. '
   'insurance_cron (the hourly job).';
 REVOKE ALL ON FUNCTION insurance.purge_expired() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION insurance.purge_expired() TO insurance_cron;
 
 -- set_outbox_retention(retention): how long delivered outbox rows are kept (a database
 -- setting read by each run of the job). Operators only: `migrate` calls it with OUTBOX_RETENTION.
-CREATE FUNCTION insurance.set_outbox_retention(_retention interval) RETURNS void
+CREATE OR REPLACE FUNCTION insurance.set_outbox_retention(_retention interval) RETURNS void
 LANGUAGE plpgsql SET search_path = '' AS $$
 BEGIN
   IF _retention IS NULL OR _retention < interval '1 minute' THEN
@@ -79,7 +86,7 @@ REVOKE ALL ON FUNCTION insurance.set_outbox_retention(interval) FROM PUBLIC;
 -- insurance_cron's jobs that ended longer than _keep ago (pg_cron's RLS shows that role only its
 -- own rows). One job per cluster: every database of this project registers the same name, the
 -- last retention set wins. Where pg_cron is absent, a NOTICE says so and nothing changes.
-CREATE FUNCTION insurance.set_cron_history_retention(_keep interval) RETURNS void
+CREATE OR REPLACE FUNCTION insurance.set_cron_history_retention(_keep interval) RETURNS void
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _conn text;
@@ -111,10 +118,6 @@ COMMENT ON FUNCTION insurance.set_cron_history_retention(interval) IS
   'Operators (migrate, CRON_HISTORY_RETENTION).';
 REVOKE ALL ON FUNCTION insurance.set_cron_history_retention(interval) FROM PUBLIC;
 
-RESET ROLE;
-GRANT USAGE ON SCHEMA insurance TO insurance_cron;
-SELECT insurance.set_cron_history_retention('7 days');
-SELECT insurance.schedule_job('insurance-retention-' || current_database(), '17 * * * *',
-                              'SELECT insurance.purge_expired()');
+-- The jobs registered by the released version stay as they are: they call these functions by name.
 
 COMMIT;

@@ -1,10 +1,4 @@
--- Revert insurance:integrations_dispatch from pg
-BEGIN;
-SET LOCAL ROLE insurance_owner;
-
-DROP TRIGGER orders_dispatch ON insurance.orders;
-DROP TRIGGER risk_items_dispatch ON insurance.risk_items;
-DROP FUNCTION integrations.enqueue_order_dispatch();
-DROP FUNCTION integrations.enqueue_risk_item_dispatch();
-
-COMMIT;
+-- Revert insurance:integrations_dispatch from pg: back to its v1.0.0 version (the released file,
+-- included once its triggers and functions are dropped by the released revert).
+\ir ../revert/integrations_dispatch@v1.0.0.sql
+\ir ../deploy/integrations_dispatch@v1.0.0.sql

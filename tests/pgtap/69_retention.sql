@@ -39,7 +39,7 @@ INSERT INTO outbox.http_requests (url, created_at, delivered_at) VALUES
   ('https://x.example.com/pending', now() - interval '30 days', NULL);
 
 SELECT is(insurance.purge_expired(),
-          '{"otp": 1, "sessions": 2, "loginWindows": 1, "rateLimits": 2, "outbox": 1}'::jsonb,
+          '{"otp": 1, "sessions": 2, "loginWindows": 1, "rateLimits": 2, "outbox": 1, "pseudonymized": 0}'::jsonb,
           'one pass purges one row of each expired kind');
 SELECT is(ARRAY(SELECT email FROM insurance.postsales_otp WHERE email LIKE '%@retention.invalid' ORDER BY email),
           ARRAY['cap@retention.invalid', 'live@retention.invalid'],

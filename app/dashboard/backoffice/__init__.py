@@ -11,7 +11,8 @@ _RESOURCES = "app.dashboard.backoffice.resources"
 def add_routes(app, services) -> None:
     def build() -> dict:  # at the first back-office request (app/lazy.py)
         from app.dashboard.backoffice import resources as r
-        return {"pages": r.Pages(services), "static": r.Static()}
+        from app.dashboard.backoffice.privacy import PrivacyPages
+        return {"pages": r.Pages(services), "static": r.Static(), "privacy": PrivacyPages(services)}
 
     loader = Loader(build)
     pages = lazy(loader, "pages", responders(_RESOURCES, "Pages"))
@@ -32,6 +33,10 @@ def add_routes(app, services) -> None:
     app.add_route("/backoffice/users/{action}", pages, suffix="user_action")
     app.add_route("/backoffice/providers", pages, suffix="providers")
     app.add_route("/backoffice/providers/{action}", pages, suffix="provider_action")
+    privacy = lazy(loader, "privacy", responders("app.dashboard.backoffice.privacy", "PrivacyPages"))
+    app.add_route("/backoffice/privacy", privacy)
+    app.add_route("/backoffice/privacy/export", privacy, suffix="export")
+    app.add_route("/backoffice/privacy/erase", privacy, suffix="erase")
     app.add_route("/backoffice/static/{name}", lazy(loader, "static", responders(_RESOURCES, "Static")))
 
     async def unknown_page(req, resp, **_) -> None:

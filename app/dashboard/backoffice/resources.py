@@ -375,6 +375,9 @@ class Pages:
         data = await self._found(claims, "dashboard.risk_item_emissions", _path_id(risk_item_id))
         if data is None:
             return self._render(resp, "not_found.html", req, user, status=404, what=f"Risk item {risk_item_id}")
+        # Who saw whose data: one audit row (its targets name the item's people).
+        await self.services.db.call_as(claims, "dashboard.record_view", "people.viewRiskItem",
+                                       [_path_id(risk_item_id)], [], [])
         self._render(resp, "risk_item.html", req, user, data=data)
 
     async def on_get_search(self, req, resp) -> None:
@@ -389,6 +392,11 @@ class Pages:
             raise errors.bad_request(f"a search has at most {SEARCH_MAX} characters", details={"field": "q"})
         validation.check_value(query)  # no NUL may reach SQL (400 VALIDATION_ERROR)
         found = await self._call(claims, "dashboard.search", query)
+        # Who looked for whom: the items found and the e-mail searched for (an audit row).
+        emails = [query] if validation.EMAIL_PATTERN.fullmatch(query) else []
+        if found["items"] or emails:
+            await self.services.db.call_as(claims, "dashboard.record_view", "people.search",
+                                           [i["riskItemId"] for i in found["items"]], [], emails)
         if len(found["items"]) == 1:
             raise falcon.HTTPSeeOther(f"/backoffice/risk-items/{found['items'][0]['riskItemId']}")
         self._render(resp, "search.html", req, user, query=query, found=found)
