@@ -279,6 +279,7 @@ COMMENT ON FUNCTION insurance._mark_risk_item_ended() IS
   'comes back. Trigger only.';
 REVOKE ALL ON FUNCTION insurance._mark_risk_item_ended() FROM PUBLIC;
 -- A plain trigger: its WHEN skips every update that leaves the status as it was.
+-- SHARE ROW EXCLUSIVE on risk_items: a catalog change only, held for a moment; no row is read or written
 CREATE TRIGGER risk_items_mark_ended BEFORE UPDATE OF status ON insurance.risk_items
   FOR EACH ROW WHEN ((OLD.status = 'active') IS DISTINCT FROM (NEW.status = 'active'))
   EXECUTE FUNCTION insurance._mark_risk_item_ended();

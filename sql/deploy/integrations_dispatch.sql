@@ -30,7 +30,7 @@ COMMENT ON FUNCTION integrations.enqueue_risk_item_dispatch() IS
   'AFTER INSERT statement trigger of risk_items: one POST /api/integrations/dispatch outbox row per new'
   ' item of a package with a sales slug; its record is {id, uid}, no personal data. Trigger only.';
 REVOKE ALL ON FUNCTION integrations.enqueue_risk_item_dispatch() FROM PUBLIC;
--- Restated as released (the trigger is unchanged; a moment's SHARE ROW EXCLUSIVE lock).
+-- SHARE ROW EXCLUSIVE on risk_items: restated as released (the trigger is unchanged), a catalog change held for a moment
 CREATE OR REPLACE TRIGGER risk_items_dispatch AFTER INSERT ON insurance.risk_items
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
   EXECUTE FUNCTION integrations.enqueue_risk_item_dispatch();
@@ -51,7 +51,7 @@ COMMENT ON FUNCTION integrations.enqueue_order_dispatch() IS
   'AFTER INSERT statement trigger of orders: one POST /api/integrations/dispatch-v2 outbox row per new '
   'order whose event fires an integration (POLICY_CREATED). Trigger only.';
 REVOKE ALL ON FUNCTION integrations.enqueue_order_dispatch() FROM PUBLIC;
--- Restated as released (the trigger is unchanged; a moment's SHARE ROW EXCLUSIVE lock).
+-- SHARE ROW EXCLUSIVE on orders: restated as released (the trigger is unchanged), a catalog change held for a moment
 CREATE OR REPLACE TRIGGER orders_dispatch AFTER INSERT ON insurance.orders
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
   EXECUTE FUNCTION integrations.enqueue_order_dispatch();

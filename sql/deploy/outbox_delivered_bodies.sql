@@ -27,8 +27,8 @@ COMMENT ON FUNCTION outbox._drop_delivered_body() IS
   '(type, table, record id and uid, order_id, emission_id, emissionId; NULL when none), unless it is a partner '
   'webhook''s (channel_id set: redeliveries resend it). Trigger only.';
 REVOKE ALL ON FUNCTION outbox._drop_delivered_body() FROM PUBLIC;
--- A moment's SHARE ROW EXCLUSIVE lock on the outbox; the WHEN clause keeps every other update
--- (leases, retries) free of the call.
+-- The WHEN clause keeps every other update (leases, retries) free of the call.
+-- SHARE ROW EXCLUSIVE on http_requests: a catalog change only, held for a moment
 CREATE TRIGGER http_requests_drop_delivered_body BEFORE UPDATE OF delivered_at ON outbox.http_requests
   FOR EACH ROW WHEN (OLD.delivered_at IS NULL AND NEW.delivered_at IS NOT NULL AND NEW.channel_id IS NULL
                      AND NEW.body IS NOT NULL)

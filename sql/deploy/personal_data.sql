@@ -34,6 +34,7 @@ COMMENT ON TABLE insurance.personal_data IS
   'The map of personal data: every column and JSON path that holds some, with its category, whose it is and its '
   'retention rule; docs/privacy.md is generated from it and a scan test keeps it true';
 
+-- SHARE ROW EXCLUSIVE on risk_items (the foreign key below): a new, empty table; held for a moment
 CREATE TABLE insurance.pseudonymized_items (
   risk_item_id bigint PRIMARY KEY REFERENCES insurance.risk_items ON DELETE CASCADE,
   at           timestamptz NOT NULL DEFAULT now(),

@@ -7,7 +7,7 @@ SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
--- A nullable column without a default: a catalog change, no rewrite; the lock is held for a moment.
+-- ACCESS EXCLUSIVE on risk_items: a nullable column without a default, a catalog change with no rewrite, held for a moment
 ALTER TABLE insurance.risk_items ADD COLUMN ended_at timestamptz;
 COMMENT ON COLUMN insurance.risk_items.ended_at IS
   'When the policy ended (its status left active); NULL while active. POLICY_RETENTION runs from it';
