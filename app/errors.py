@@ -342,10 +342,15 @@ async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exc
 
 class RouteNotFound:
     """404 for a path no route matches; under a known prefix (a surface, a gateway branch) the
-    answer lists that prefix's routes, so that a caller sees what it meant to call."""
+    answer lists that prefix's routes, so that a caller sees what it meant to call. The internal
+    routes (/api/integrations/*, the worker's) are listed only to whom `internal_allowed` admits
+    (None: anyone, as in development), as their reference is."""
 
-    def __init__(self, app) -> None:
+    INTERNAL_PREFIX = "/api/integrations"
+
+    def __init__(self, app, internal_allowed=None) -> None:
         self.app = app
+        self.internal_allowed = internal_allowed
         self._prefixes: dict[str, list[str]] | None = None
 
     def _routes(self) -> dict[str, list[str]]:
@@ -370,7 +375,9 @@ class RouteNotFound:
         details = None
         if found:
             prefix = max(found, key=len)
-            details = {"prefix": prefix, "routes": self._routes()[prefix]}
+            internal = prefix == self.INTERNAL_PREFIX or prefix.startswith(self.INTERNAL_PREFIX + "/")
+            if not internal or self.internal_allowed is None or self.internal_allowed(req):
+                details = {"prefix": prefix, "routes": self._routes()[prefix]}
         resp.status = falcon.HTTP_404
         resp.content_type = falcon.MEDIA_JSON
         resp.data = envelope("NOT_FOUND", "resource not found" if details is None else
