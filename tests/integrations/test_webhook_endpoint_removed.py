@@ -10,15 +10,22 @@ in the queue (`outbox retry`) is ended by the worker's claim, never sent.
 from __future__ import annotations
 
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import httpx
 import orjson
 import pytest
 
 from tests.integrations.conftest import Stack, start_stack, wait_for
-from tests.integrations.test_webhooks import (SETTINGS, cli, delivery_rows, insert_items, make_partner,
-                                              partner_token, receiver)
+from tests.integrations.test_webhooks import (
+    SETTINGS,
+    cli,
+    delivery_rows,
+    insert_items,
+    make_partner,
+    partner_token,
+    receiver,
+)
 
 # A failed delivery waits a minute for its retry: the operator removes the endpoint meanwhile.
 SLOW_RETRIES = {**SETTINGS, "WEBHOOK_RETRY_BASE_SECONDS": "60", "WEBHOOK_RETRY_CAP_SECONDS": "60"}
