@@ -276,12 +276,15 @@ def worker(args) -> int:
         # A secret of its own would make the API refuse every delivery of this worker.
         from app.cli import fail
         fail("SERVICE_ROLE_SECRET is not set: a worker outside development needs the API's own", code=2)
+    metrics_port = args.metrics_port if args.metrics_port is not None else config.worker_metrics_port
+    if metrics_port and config.listen_problem(args.metrics_host):  # test mode: loopback only, as serve
+        from app.cli import fail
+        fail(config.listen_problem(args.metrics_host), code=2)
     w = Worker(config, concurrency=args.concurrency or config.worker_concurrency,
                batch=args.batch, poll_interval=args.poll_interval or config.worker_poll_interval,
                lease_seconds=args.lease_seconds or config.worker_lease_seconds,
                dispatch_batch=args.dispatch_batch or config.worker_dispatch_batch,
-               metrics_port=args.metrics_port if args.metrics_port is not None else config.worker_metrics_port,
-               metrics_host=args.metrics_host)
+               metrics_port=metrics_port, metrics_host=args.metrics_host)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -122,6 +122,8 @@ def test_the_test_mode_listens_on_loopback_only():
     assert done.stderr.strip().endswith("test mode has none of production's safeguards")
     done = run_app(child_environ(PORT=str(free_port())), "serve", "--host", "::")
     assert done.returncode == 2 and "loopback only" in done.stderr
+    done = run_app(child_environ(), "worker", "--metrics-port", str(free_port()), "--metrics-host", "0.0.0.0")
+    assert done.returncode == 2 and "loopback only" in done.stderr
 
 
 # ---------------------------------------------------------------- 5. and Also: what the API tells anyone
