@@ -1,9 +1,9 @@
 -- Deploy insurance:admin_channels to pg
 -- Command line: partner channels: create, list, branches, revoke, rotate the API key, the packages a channel sells, its webhook endpoints and secret (audited)
--- Reworked after v0.9.0 (issue 29): set_channel_webhooks; list_channels shows each channel's
+-- Reworked after v0.9.0: set_channel_webhooks; list_channels shows each channel's
 -- webhooks; a channel has webhooks only with an integrations/* branch (create_channel,
 -- set_channel_webhooks and set_channel_branches refuse WEBHOOKS_NEED_INTEGRATIONS_BRANCH).
--- Reworked after v1.0.0 (issue 41): set_channel_webhooks ends the pending deliveries to an
+-- Reworked after v1.0.0: set_channel_webhooks ends the pending deliveries to an
 -- endpoint it removes (or that no longer takes their event type): dead with the reason, audited
 -- as webhooks.endpoint_removed, counted in its answer (endedDeliveries).
 BEGIN;

@@ -1,6 +1,6 @@
 -- Deploy insurance:gateway_webhook_deliveries to pg
 -- Gateway: a partner's webhook deliveries listed and redelivered
--- Reworked after v1.0.0 (issue 41): a redelivery goes only to an endpoint the channel has now for
+-- Reworked after v1.0.0: a redelivery goes only to an endpoint the channel has now for
 -- the delivery's event type; one to a removed endpoint is refused (PT410
 -- WEBHOOK_ENDPOINT_REMOVED) and queues nothing. Refused rather than re-targeted: a redelivery
 -- replays one delivery to the receiver that missed it, with the same webhook-id; the current
@@ -89,7 +89,7 @@ GRANT EXECUTE ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigi
 -- counted in webhooks.redelivery_counts for every app process): beyond it the reply is refused
 -- with this limit in its rate fields (the app answers 429 with Retry-After and X-RateLimit-*)
 -- and nothing is queued. Each redelivery is audited as webhooks.redeliver by channel:<id>.
--- (Issue 29: before, 300 redeliveries of one event in 1.8 s were all queued, unaudited.)
+-- (Before, 300 redeliveries of one event in 1.8 s were all queued, unaudited.)
 -- A delivery whose endpoint the channel no longer has for its event type is refused (PT410
 -- WEBHOOK_ENDPOINT_REMOVED): a removed endpoint never receives events again.
 CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply

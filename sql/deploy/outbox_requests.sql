@@ -10,7 +10,7 @@
 -- `python -m app outbox list|retry`). A worker may also say that an answer is not final
 -- although its status would be (a 401 or 403 of our own API is a configuration error,
 -- never a delivery): {"retry": true} in its result.
--- Reworked after v1.0.0 (issue 41): a partner's webhook delivery is sent only to an endpoint its
+-- Reworked after v1.0.0: a partner's webhook delivery is sent only to an endpoint its
 -- channel has now for the delivery's event type. claim_batch ends a claimed row to a removed
 -- endpoint (dead, last_error ENDPOINT_REMOVED, audited as webhooks.endpoint_removed) instead of
 -- leasing it; admin.set_channel_webhooks ends the pending rows to an endpoint it removes through
@@ -120,7 +120,7 @@ GRANT EXECUTE ON FUNCTION outbox._end_removed_endpoints(text, uuid, bigint[]) TO
 -- worker:<name>): every send, retries included, goes only to a current endpoint. Returns
 -- {"requests": [{id, method, url, headers, body, attempts}], "nextDueAt": epoch seconds of the
 -- next delayed row or null}.
--- Index-bound however long the queue (DESIGN.md §7, issue 23): a plpgsql body planned for each
+-- Index-bound however long the queue: a plpgsql body planned for each
 -- call (force_custom_plan), so that the planner sees `LIMIT 25` where a SQL function's
 -- `LIMIT _size` was planned as 10% of the table and its `UPDATE ... FROM due` hash-joined a
 -- sequential scan of every pending row; the rows are picked first and updated by key.
