@@ -86,7 +86,7 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "CONFLICT": (409, None, "the resource exists already"),
     "DUPLICATE_POLICY": (409, None, "the policy uid exists already in the package"),
     "EMISSION_IN_PROGRESS": (409, "EmissionDetails", "another call holds the emission key; see Retry-After"),
-    "WEBHOOK_ENDPOINT_REMOVED": (410, None, ("a redelivery of a delivery whose endpoint the channel no longer has "
+    "WEBHOOK_ENDPOINT_REMOVED": (409, None, ("a redelivery of a delivery whose endpoint the channel no longer has "
                                              "for its event type (nothing queued)")),
     "LENGTH_REQUIRED": (411, None, "a body without a length"),
     "PAYLOAD_TOO_LARGE": (413, "LimitDetails", "the body exceeds MAX_BODY_BYTES (16 KiB on anonymous routes)"),

@@ -148,6 +148,13 @@ def dropped(text: str, resolve: Resolver) -> tuple[set[Key], set[tuple[str, str]
     return by_signature, by_name, schemas
 
 
+def with_includes(path: Path) -> str:
+    """A script's text with each `\\ir FILE` (psql's include, relative to the script) replaced by
+    that file's text: a rework's revert runs the frozen deploy that way."""
+    return re.sub(r"(?m)^\\ir\s+(\S+)\s*$", lambda m: with_includes((path.parent / m.group(1)).resolve()),
+                  path.read_text())
+
+
 def plan_entries(plan: Path = ROOT / "sqitch.plan") -> list[str]:
     """The change names of the plan's lines, in order (a reworked change comes again)."""
     names = []
@@ -258,9 +265,10 @@ def test_every_revert_drops_what_its_deploy_creates(survey):
         if not revert.exists():
             problems.append(f"{change}: no sql/revert/{change}.sql")
             continue
-        by_signature, by_name, schemas = dropped(revert.read_text(), survey.resolve)
+        text = with_includes(revert)
+        by_signature, by_name, schemas = dropped(text, survey.resolve)
         # After a release, the revert of a reworked change restores the previous version instead.
-        restored = set(created_functions(revert.read_text(), survey.resolve)) if change in REWORKED else set()
+        restored = set(created_functions(text, survey.resolve)) if change in REWORKED else set()
         for key in dict.fromkeys(keys):
             if key in by_signature or key[:2] in by_name or key[0] in schemas or key in restored:
                 continue

@@ -1,7 +1,7 @@
 -- Deploy insurance:gateway_webhook_deliveries to pg
 -- Gateway: a partner's webhook deliveries listed and redelivered
 -- Reworked after v1.0.0: a redelivery goes only to an endpoint the channel has now for
--- the delivery's event type; one to a removed endpoint is refused (PT410
+-- the delivery's event type; one to a removed endpoint is refused (PT409
 -- WEBHOOK_ENDPOINT_REMOVED) and queues nothing. Refused rather than re-targeted: a redelivery
 -- replays one delivery to the receiver that missed it, with the same webhook-id; the current
 -- endpoints had their own delivery of the event (the partner redelivers that one), and sending
@@ -90,7 +90,7 @@ GRANT EXECUTE ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigi
 -- with this limit in its rate fields (the app answers 429 with Retry-After and X-RateLimit-*)
 -- and nothing is queued. Each redelivery is audited as webhooks.redeliver by channel:<id>.
 -- (Before, 300 redeliveries of one event in 1.8 s were all queued, unaudited.)
--- A delivery whose endpoint the channel no longer has for its event type is refused (PT410
+-- A delivery whose endpoint the channel no longer has for its event type is refused (PT409
 -- WEBHOOK_ENDPOINT_REMOVED): a removed endpoint never receives events again.
 CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
@@ -115,7 +115,7 @@ BEGIN
                    JOIN insurance.channels c ON c.id = o.channel_id
                   WHERE o.id = _id
                     AND o.url IN (SELECT e.url FROM webhooks._endpoints(c.integration_payload, o.body ->> 'type') AS e(url))) THEN
-    RAISE EXCEPTION USING ERRCODE = 'PT410',
+    RAISE EXCEPTION USING ERRCODE = 'PT409',
       MESSAGE = 'this delivery''s endpoint is no longer one of the channel''s endpoints for its event type',
       DETAIL = 'WEBHOOK_ENDPOINT_REMOVED';
   END IF;
@@ -145,7 +145,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) IS
-  'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s) and PT410 WEBHOOK_ENDPOINT_REMOVED (the channel no longer has the delivery''s endpoint for its event type: nothing queued). Channel role only.';
+  'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s) and PT409 WEBHOOK_ENDPOINT_REMOVED (the channel no longer has the delivery''s endpoint for its event type: nothing queued). Channel role only.';
 REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) TO insurance_channel, insurance_app;
 

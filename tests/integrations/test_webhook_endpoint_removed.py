@@ -1,7 +1,7 @@
 """Issue 41: an endpoint the operator removed never receives another event. Real processes
 (sandbox, API, worker), the operator's command line and the partner's API.
 
-A redelivery of a delivery to a removed endpoint answers 410 WEBHOOK_ENDPOINT_REMOVED and queues
+A redelivery of a delivery to a removed endpoint answers 409 WEBHOOK_ENDPOINT_REMOVED and queues
 nothing (refused rather than re-targeted: a redelivery replays one delivery to the receiver
 that missed it; the current endpoints had their own). `channels webhooks --none` ends the
 pending row to the old URL (dead, ENDPOINT_REMOVED, audited), and a row an operator puts back
@@ -67,7 +67,7 @@ def test_a_removed_endpoint_gets_no_redelivery_no_retry_and_no_operator_retry(st
         assert {d["id"]: d["status"] for d in listed}[pending["id"]] == "dead"
         again = httpx.post(f"{stack.api}/api/gateway/integrations/v2/webhook-deliveries/{delivered['id']}/redeliver",
                            headers=headers)
-        assert again.status_code == 410, again.text
+        assert again.status_code == 409, again.text
         assert again.json()["error"]["code"] == "WEBHOOK_ENDPOINT_REMOVED"
         assert len(delivery_rows(admin, partner["id"])) == 2, "nothing queued"
 

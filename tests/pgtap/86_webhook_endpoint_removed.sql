@@ -1,5 +1,5 @@
 -- Issue 41: an endpoint the operator removed never receives another event. A partner's
--- redelivery of a delivery to it is refused (PT410 WEBHOOK_ENDPOINT_REMOVED, nothing queued or
+-- redelivery of a delivery to it is refused (PT409 WEBHOOK_ENDPOINT_REMOVED, nothing queued or
 -- counted); removing or narrowing an endpoint (admin.set_channel_webhooks) ends its pending rows,
 -- dead with the reason and audited; and the worker's claim never leases a row to an endpoint the
 -- channel no longer has for its event type (an operator's `outbox retry` of such a row included):
@@ -48,19 +48,21 @@ SELECT is((SELECT delivered_at IS NOT NULL AND dead_at IS NULL FROM outbox.http_
 SELECT is((SELECT dead_at FROM outbox.http_requests WHERE id = (SELECT pending_new FROM ids)), NULL,
           'a row to the endpoint that stays is still pending');
 SELECT is((SELECT jsonb_build_object('actor', actor, 'urls', details -> 'urls', 'n', jsonb_array_length(targets))
-             FROM insurance.audit_log WHERE action = 'webhooks.endpoint_removed'),
+             FROM insurance.audit_log WHERE action = 'webhooks.endpoint_removed'
+              AND details -> 'channels' ? (SELECT a FROM ids)::text),
           '{"actor": "pgtap", "urls": ["https://a.example/old"], "n": 2}', 'the ending is audited with the urls');
 SELECT is(jsonb_array_length(admin.set_channel_webhooks('pgtap', (SELECT a FROM ids),
             '[{"url": "https://a.example/new", "events": ["emission.succeeded"]}]') -> 'webhooks'), 1,
           'setting the same endpoints again');
-SELECT is((SELECT count(*)::integer FROM insurance.audit_log WHERE action = 'webhooks.endpoint_removed'), 1,
+SELECT is((SELECT count(*)::integer FROM insurance.audit_log WHERE action = 'webhooks.endpoint_removed'
+              AND details -> 'channels' ? (SELECT a FROM ids)::text), 1,
           'ends nothing more and audits nothing more');
 
 -- The partner redelivers a delivery to the removed endpoint: refused, nothing queued or counted.
 SELECT pg_temp.act_as('insurance_channel', jsonb_build_object('sub', a, 'branch', 'integrations/v2', 'gen',
                       (SELECT key_generation FROM insurance.channels WHERE id = a))) FROM ids;
 SELECT throws_ok(format('SELECT gateway.redeliver_webhook(0, %s, 10)', (SELECT delivered_old FROM ids)),
-                 'PT410', 'this delivery''s endpoint is no longer one of the channel''s endpoints for its event type',
+                 'PT409', 'this delivery''s endpoint is no longer one of the channel''s endpoints for its event type',
                  'a redelivery to a removed endpoint is refused');
 SELECT pg_temp.as_operator();
 SELECT is((SELECT count(*)::integer FROM outbox.http_requests), 4, 'and queues nothing');
@@ -84,7 +86,8 @@ SELECT pg_temp.as_operator();
 SELECT is((SELECT array_agg(headers ->> 'webhook-id' ORDER BY id) FROM outbox.http_requests
             WHERE dead_at IS NOT NULL AND last_error LIKE 'ENDPOINT_REMOVED:%' AND leased_by IS NULL),
           ARRAY['msg_1', 'msg_2', 'msg_4'], 'the others end dead with the reason');
-SELECT is((SELECT actor FROM insurance.audit_log WHERE action = 'webhooks.endpoint_removed' ORDER BY id DESC LIMIT 1),
+SELECT is((SELECT actor FROM insurance.audit_log WHERE action = 'webhooks.endpoint_removed'
+              AND details -> 'channels' ? (SELECT a FROM ids)::text ORDER BY id DESC LIMIT 1),
           'worker:w1', 'audited by the worker');
 
 -- Nobody else may end deliveries.
