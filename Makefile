@@ -25,12 +25,13 @@ ha-down:
 test:
 	@scripts/test.sh
 
+## Commands run in an explicit mode: development here unless APP_ENV says otherwise.
 migrate: setup
-	@.venv/bin/python -m app migrate
+	@APP_ENV=$${APP_ENV:-development} .venv/bin/python -m app migrate
 
 ## The provider sandbox alone, on $(SANDBOX_PORT) (default 8100).
 sandbox: setup
-	@.venv/bin/python -m app sandbox
+	@APP_ENV=$${APP_ENV:-development} .venv/bin/python -m app sandbox
 
 ## redocly lint on the partner OpenAPI document (a manual check: npx downloads @redocly/cli).
 lint-openapi: setup

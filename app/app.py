@@ -112,7 +112,8 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     app.add_route("/docs/assets/{name}", apidocs.Asset())
     app.add_route("/api", landing.ToLanding())
     app.add_route("/healthz", health.Health())
-    app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan))
+    app.add_route("/readyz", health.Ready(services.db, config.sqitch_plan,
+                                          health.from_operators(services.addresses, config.metrics_allowed_ips)))
     app.add_route("/metrics", health.Metrics(services.db, config.metrics_allowed_ips, request_metrics,
                                               services.addresses))
 
@@ -123,5 +124,5 @@ def create_app(config: Config | None = None, services: Services | None = None) -
     documents = openapi.OpenApi(gateway.document_branches(), config.openapi_server, internal_allowed=internal_allowed)
     app.add_route("/openapi.json", documents)
     app.add_route("/openapi/{audience}.json", documents)
-    app.add_error_handler(falcon.HTTPRouteNotFound, errors.RouteNotFound(app))
+    app.add_error_handler(falcon.HTTPRouteNotFound, errors.RouteNotFound(app, internal_allowed))
     return app

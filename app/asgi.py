@@ -7,9 +7,11 @@ for _optional in ("rich", "greenlet"):
     sys.modules.setdefault(_optional, None)
 
 from app.app import create_app
-from app.config import Config
+from app.config import Config, ConfigError
 from app.logging import configure
 
 _config = Config.from_env(require_mode=True)  # as `serve`: never a guessed mode
+if _config.mail_problem():  # as `serve`: production names its mail server
+    raise ConfigError(f"production refuses to start: {_config.mail_problem()}")
 configure(_config.log_level)
 app = create_app(_config)

@@ -64,8 +64,13 @@ def with_flags(config: Config, args: argparse.Namespace, flags: dict[str, str]) 
 
 
 def config_or_exit(require_mode: bool = False) -> Config:
-    """The configuration, or exit 2 with its one-line problem. `require_mode`: the servers
-    (`serve`, `worker`) refuse to guess APP_ENV."""
+    """The configuration, or exit 2 with its one-line problem. No command guesses APP_ENV:
+    `require_mode` words the refusal for the servers (`serve`, `worker`); any other command is
+    refused as well (guessed, development would save a loopback webhook, or sign with secrets
+    drawn into a development file on a production host)."""
+    if not require_mode and not os.environ.get("APP_ENV"):
+        fail("APP_ENV is not set: the command line runs only in an explicit mode, as serve and worker do "
+             "(APP_ENV=production in a deployment; APP_ENV=development on a developer's machine)", code=2)
     try:
         return Config.from_env(require_mode=require_mode)
     except ConfigError as exc:

@@ -12,8 +12,10 @@ worker` or `serve` started by hand beside it then sign and verify with the same 
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import ipaddress
+import math
 import os
 import re
 import secrets
@@ -22,12 +24,15 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from app.addresses import parse_trusted
 
 ROOT = Path(__file__).resolve().parent.parent
 
 MIN_SECRET_BYTES = 32
+# Production's floor of a secret's estimated entropy (secret_bits).
+MIN_SECRET_BITS = 128
 DEV_ENV_FILE = ROOT / ".env.development"
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -92,14 +97,27 @@ def _write_secrets(fd: int, values: dict[str, str]) -> None:
         out.writelines(f"{name}={value}\n" for name, value in values.items())
 
 
+def secret_bits(value: str) -> float:
+    """A secret's estimated entropy in bits: its length times the Shannon entropy of its own
+    characters' frequencies. A floor against the obviously weak (32 x `a` scores 0, `abab...`
+    32), not a proof of randomness: 64 characters of `secrets.token_urlsafe(48)` score about 350,
+    `openssl rand -hex 32` about 250."""
+    counts = collections.Counter(value)
+    return -sum(n * math.log2(n / len(value)) for n in counts.values()) if value else 0.0
+
+
 def secret_problems(env: dict[str, str]) -> list[str]:
-    """'NAME is missing' / 'NAME is shorter than 32 bytes' / 'A and B are equal', for every
-    secret production needs: a secret shared by two purposes lets a token of one pass as the other."""
+    """'NAME is missing' / 'NAME is shorter than 32 bytes' / 'NAME is too predictable' / 'A and B
+    are equal', for every secret production needs: a secret shared by two purposes lets a token of
+    one pass as the other."""
     problems = []
     for name in SECRET_NAMES:
         value = env.get(name, "")
         if len(value.encode()) < MIN_SECRET_BYTES:
             problems.append(f"{name} is {'missing' if not value else f'shorter than {MIN_SECRET_BYTES} bytes'}")
+        elif secret_bits(value) < MIN_SECRET_BITS:
+            problems.append(f"{name} is too predictable (about {secret_bits(value):.0f} bits by its characters' "
+                            f"frequencies, at least {MIN_SECRET_BITS} needed: draw it at random)")
     holders: dict[str, list[str]] = {}
     for name in SECRET_NAMES:
         if len(env.get(name, "").encode()) >= MIN_SECRET_BYTES:
@@ -157,6 +175,36 @@ def seconds(name: str, raw: str) -> float:
     if not 0 < value < 86400:
         raise ConfigError(f"{name}={raw!r} must be a number of seconds above 0")
     return value
+
+
+def flag(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value not in ("true", "false", "1", "0", "yes", "no", ""):
+        raise ConfigError(f"{name}={raw!r} must be true or false")
+    return value in ("true", "1", "yes")
+
+
+# READ_MAX_LAG beyond this is no freshness bound at all: a channel revoked on the primary would
+# keep reading on the standby for that long.
+MAX_READ_LAG_SECONDS = 60
+
+
+def read_lag(name: str, raw: str) -> float:
+    value = number(name, raw)
+    if not 0 < value <= MAX_READ_LAG_SECONDS:
+        raise ConfigError(f"{name}={raw!r} must be a number of seconds above 0 and at most {MAX_READ_LAG_SECONDS}")
+    return value
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name or address stays on this machine (127.0.0.0/8, ::1, localhost)."""
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def origins(name: str, raw: str) -> tuple[str, ...]:
@@ -275,10 +323,12 @@ PROCESS_SETTINGS = (
 class Config:
     env: str = setting(
         "APP_ENV", "development",
-        "`production`, `development` or `test`; `serve` and `worker` refuse to start without it. `production` "
-        "refuses a secret that is missing, shorter than 32 bytes or equal to another, and names every one in one "
-        "message; `development` reads the secrets the environment does not set from `DEV_ENV_FILE`; `test` "
-        "generates ephemeral ones per process", mode, group=MODE)
+        "`production`, `development` or `test`; `serve`, `worker` and every command that reads the settings refuse "
+        "to start without it. `production` refuses a secret that is missing, shorter than 32 bytes, too "
+        "predictable (below 128 bits estimated from its characters' frequencies: draw it at random) or equal to "
+        "another, and names every one in one message; `development` reads the secrets the environment does not "
+        "set from `DEV_ENV_FILE`; `test` generates ephemeral ones per process and listens on loopback only",
+        mode, group=MODE)
     database_url: str = setting(
         "DATABASE_URL", "postgresql://insurance_app@127.0.0.1:5432/insurance",
         "the app's login. Every database URL may name several hosts, "
@@ -315,8 +365,10 @@ class Config:
         "primary until the standby has replayed that caller's last write through this process "
         "(docs/operations.md \"Reads on a standby\")", group=DB)
     read_max_lag: float = setting(
-        "READ_MAX_LAG", "1", "seconds of replay lag beyond which the standby is skipped and the primary reads",
-        seconds, group=DB)
+        "READ_MAX_LAG", "1",
+        f"seconds of replay lag beyond which the standby is skipped and the primary reads (above 0, at most "
+        f"{MAX_READ_LAG_SECONDS}: how long a change on the primary, a revoked channel, may go unseen there)",
+        read_lag, group=DB)
     sqitch_plan: Path = setting("SQITCH_PLAN", str(ROOT / "sqitch.plan"),  # noqa: RUF009 - the declaration; a Path is immutable
                                 "the sqitch plan `/readyz` compares the database with", path, group=DB,
                                 shown="`sqitch.plan` of the checkout")
@@ -371,9 +423,17 @@ class Config:
         derive=lambda v: DEVELOPMENT_HOLDER_ORIGINS if v["env"] == "development" else "",
         shown=f"development: `{DEVELOPMENT_HOLDER_ORIGINS}`; test and production: none")
     smtp_url: str = setting(
-        "SMTP_URL", "smtp://127.0.0.1:1025", "where OTP mail goes; by default the sandbox's mail catcher",
+        "SMTP_URL", "smtp://127.0.0.1:1025",
+        "where OTP mail goes: `smtps://user:password@host[:465]`, or `smtp://host[:port]` (with credentials, "
+        "STARTTLS must succeed or nothing is sent). Development and test default to the sandbox's mail catcher; "
+        "production refuses to start without it, and with a loopback address unless `SMTP_ALLOW_LOOPBACK`",
         group=HOLDERS, derive=lambda v: f"smtp://127.0.0.1:{v['sandbox_smtp_port'] or 1025}",
-        shown="`smtp://127.0.0.1:SANDBOX_SMTP_PORT`")
+        shown="development and test: `smtp://127.0.0.1:SANDBOX_SMTP_PORT`; production: none (required)")
+    smtp_allow_loopback: bool = setting(
+        "SMTP_ALLOW_LOOPBACK", "false",
+        "production only: accept an `SMTP_URL` on this machine (a local relay that sends on with TLS). Off, such "
+        "a URL stops start-up: on 127.0.0.1 the sandbox's catcher may be listening, and a code caught there logs "
+        "the holder in", flag, group=HOLDERS)
     mail_from: str = setting("MAIL_FROM", "Insurance <no-reply@insurance.invalid>", "sender of OTP mail",
                              group=HOLDERS)
     gateway_jwt_expiration: int = setting("GATEWAY_JWT_EXPIRATION", "1h", "gateway token lifetime",
@@ -509,6 +569,38 @@ class Config:
 
     def secret(self, name: str) -> str:
         return self.secrets[name]
+
+    def mail_problem(self, environ: dict[str, str] | None = None) -> str | None:
+        """Why production must not start its API with this mail server (it sends the login
+        codes), or None: SMTP_URL unset (the derived default is the development catcher), not
+        smtp(s)://host, or on this machine without SMTP_ALLOW_LOOPBACK. Never quotes the URL's
+        credentials."""
+        if not self.production:
+            return None
+        env = os.environ if environ is None else environ
+        if not env.get("SMTP_URL"):
+            return ("SMTP_URL is not set: production sends the holders' login codes only to a mail server named "
+                    "explicitly (smtps://user:password@mail.example.com); the default is the sandbox's catcher")
+        parts = urlsplit(self.smtp_url)
+        try:
+            host = parts.hostname or ""
+            parts.port  # noqa: B018 (a port that is not a number raises here)
+        except ValueError:
+            host = ""
+        if parts.scheme not in ("smtp", "smtps") or not host:
+            return "SMTP_URL must look like smtps://user:password@host[:port] or smtp://host[:port]"
+        if is_loopback(host) and not self.smtp_allow_loopback:
+            return (f"SMTP_URL names a mail server on this machine ({host}), where the sandbox's catcher may "
+                    "listen: name the real one, or set SMTP_ALLOW_LOOPBACK=true for a local relay")
+        return None
+
+    def listen_problem(self, host: str) -> str | None:
+        """Why this process must not listen on `host`, or None: APP_ENV=test (ephemeral secrets,
+        the sandbox's defaults, no production safeguard) serves on loopback only."""
+        if self.env == "test" and not is_loopback(host):
+            return (f"APP_ENV=test listens on loopback only (127.0.0.1, ::1), not on {host!r}: test mode has "
+                    "none of production's safeguards")
+        return None
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, *, require_mode: bool = False) -> Config:

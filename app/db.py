@@ -327,11 +327,13 @@ class Database:
 
 # The primary's WAL position after a caller's call (bytes from 0/0), and the state of a replica.
 _WAL_POSITION = "SELECT (pg_catalog.pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint"
-# How far a replica has replayed (its own position once promoted).
-_REPLAYED = """
-SELECT CASE WHEN pg_catalog.pg_is_in_recovery()
-            THEN pg_catalog.pg_last_wal_replay_lsn() - '0/0'::pg_lsn
-            ELSE pg_catalog.pg_current_wal_lsn() - '0/0'::pg_lsn END::bigint"""
+# The cluster a server belongs to: a physical standby shares its primary's identifier.
+_SYSTEM = "SELECT system_identifier FROM pg_catalog.pg_control_system()"
+# What the replica is: in recovery (a standby), of which cluster, and how far it has replayed.
+_REPLICA_STATE = """
+SELECT pg_catalog.pg_is_in_recovery() AS standby,
+       (SELECT c.system_identifier FROM pg_catalog.pg_control_system() c) AS system,
+       (pg_catalog.pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint AS replayed"""
 
 
 class Replica:
@@ -345,6 +347,11 @@ class Replica:
     call of a caller (a channel, a holder) on the primary, the primary's position is kept for
     `keep` seconds, and until the replica is past it the caller reads the primary. A replica
     that fails is left until its next good look, and the read goes to the primary.
+
+    Only a standby of this primary serves: a server in recovery whose system identifier is the
+    primary's. Any other (a copy that is not replicating, a promoted one, another cluster) would
+    pass the freshness check with its own positions and serve what the primary no longer says
+    (a revoked channel's items): it is refused at every look, logged once.
     """
 
     WATCH_SECONDS = 0.2
@@ -362,6 +369,8 @@ class Replica:
         self.writes: dict[tuple[str, str], tuple[int, float]] = {}  # caller -> (position, until)
         self._primary: collections.deque[tuple[float, int]] = collections.deque()  # (time, position)
         self._watcher: asyncio.Task | None = None
+        self.system: int | None = None  # the primary's system identifier, read once
+        self.refused: str | None = None  # why the replica is not a standby of the primary, if so
 
     @staticmethod
     def caller(identity: Identity) -> tuple[str, str] | None:
@@ -391,7 +400,13 @@ class Replica:
                 async with asyncio.timeout(max(1.0, self.max_lag)):
                     async with self.db._gate:  # behind the gate, as every primary call
                         primary = await self.db.pool.fetchval(_WAL_POSITION)
-                    self.look(primary, await self.pool.fetchval(_REPLAYED))
+                        if self.system is None:
+                            self.system = await self.db.pool.fetchval(_SYSTEM)
+                    state = await self.pool.fetchrow(_REPLICA_STATE)
+                    if self.standby_of_primary(state["standby"], state["system"]):
+                        self.look(primary, state["replayed"])
+                    else:
+                        self.lost()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - either away: the replica's lag is unknown, the primary reads
@@ -414,6 +429,15 @@ class Replica:
 
     def lost(self) -> None:
         self.replayed, self.lag = -1, float("inf")
+
+    def standby_of_primary(self, standby: bool, system: int) -> bool:
+        """Whether the replica is a standby of this primary; a refusal is logged when it starts."""
+        refused = None if standby and system == self.system else \
+            "not in recovery: not a standby" if not standby else "a standby of another cluster"
+        if refused and refused != self.refused:
+            log.error("replica_refused", reason=refused)
+        self.refused = refused
+        return refused is None
 
     def wrote(self, caller: tuple[str, str] | None, position: int) -> None:
         if caller is None:

@@ -86,6 +86,8 @@ CODES: dict[str, tuple[int, str | None, str]] = {
     "CONFLICT": (409, None, "the resource exists already"),
     "DUPLICATE_POLICY": (409, None, "the policy uid exists already in the package"),
     "EMISSION_IN_PROGRESS": (409, "EmissionDetails", "another call holds the emission key; see Retry-After"),
+    "WEBHOOK_ENDPOINT_REMOVED": (409, None, ("a redelivery of a delivery whose endpoint the channel no longer has "
+                                             "for its event type (nothing queued)")),
     "LENGTH_REQUIRED": (411, None, "a body without a length"),
     "PAYLOAD_TOO_LARGE": (413, "LimitDetails", "the body exceeds MAX_BODY_BYTES (16 KiB on anonymous routes)"),
     "UNSUPPORTED_MEDIA_TYPE": (415, None, "a body that is not application/json"),
@@ -341,10 +343,15 @@ async def handle_unexpected(req: falcon.Request, resp: falcon.Response, exc: Exc
 
 class RouteNotFound:
     """404 for a path no route matches; under a known prefix (a surface, a gateway branch) the
-    answer lists that prefix's routes, so that a caller sees what it meant to call."""
+    answer lists that prefix's routes, so that a caller sees what it meant to call. The internal
+    routes (/api/integrations/*, the worker's) are listed only to whom `internal_allowed` admits
+    (None: anyone, as in development), as their reference is."""
 
-    def __init__(self, app) -> None:
+    INTERNAL_PREFIX = "/api/integrations"
+
+    def __init__(self, app, internal_allowed=None) -> None:
         self.app = app
+        self.internal_allowed = internal_allowed
         self._prefixes: dict[str, list[str]] | None = None
 
     def _routes(self) -> dict[str, list[str]]:
@@ -369,7 +376,9 @@ class RouteNotFound:
         details = None
         if found:
             prefix = max(found, key=len)
-            details = {"prefix": prefix, "routes": self._routes()[prefix]}
+            internal = prefix == self.INTERNAL_PREFIX or prefix.startswith(self.INTERNAL_PREFIX + "/")
+            if not internal or self.internal_allowed is None or self.internal_allowed(req):
+                details = {"prefix": prefix, "routes": self._routes()[prefix]}
         resp.status = falcon.HTTP_404
         resp.content_type = falcon.MEDIA_JSON
         resp.data = envelope("NOT_FOUND", "resource not found" if details is None else

@@ -44,9 +44,14 @@ class Health:
 
 
 class Ready:
-    def __init__(self, db: Database, plan: Path) -> None:
+    """GET /readyz: 200 ready, or 503 (database unreachable, migrations pending). The pending
+    changes are named only to METRICS_ALLOWED_IPS (`shown`); anyone else sees how many, not
+    which: a change's name tells what the deployment lacks."""
+
+    def __init__(self, db: Database, plan: Path, shown: Callable[[falcon.Request], bool] | None = None) -> None:
         self.db = db
         self.planned = planned_changes(plan)
+        self.shown = shown
 
     async def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         try:
@@ -66,8 +71,12 @@ class Ready:
             if planned[name] > deployed[name]:
                 missing.append(name)
         resp.status = falcon.HTTP_503 if missing else falcon.HTTP_200
-        resp.data = orjson.dumps({"status": "unavailable" if missing else "ready",
-                                  "database": "ok", "pendingMigrations": missing})
+        answer = {"status": "unavailable" if missing else "ready", "database": "ok"}
+        if self.shown is None or self.shown(req):
+            answer["pendingMigrations"] = missing
+        else:
+            answer["pendingMigrationCount"] = len(missing)
+        resp.data = orjson.dumps(answer)
         resp.content_type = falcon.MEDIA_JSON
 
 

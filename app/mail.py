@@ -53,6 +53,10 @@ class Mailer:
             "use_tls": url.scheme == "smtps",
             "timeout": timeout,
         }
+        if url.scheme == "smtp" and url.username:
+            # Credentials never travel in clear: STARTTLS must succeed (aiosmtplib's default only
+            # tries it when offered, and would send AUTH over a plain connection otherwise).
+            self._smtp["start_tls"] = True
         self.mail_from = mail_from
         # aiosmtplib's timeout bounds each command; a server that answers each one slowly
         # could still hold a send (and its task) for ever: this bounds the whole send.

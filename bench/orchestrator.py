@@ -146,7 +146,7 @@ def main() -> int:
     name = f"insurance_bench_{os.getpid()}"
     admin_url = f"postgresql://postgres@{host}:{port}/{name}"
     database_url = f"postgresql://insurance_app@{host}:{port}/{name}"
-    env = {**os.environ, "ADMIN_DATABASE_URL": admin_url, "SQITCH_FULLNAME": "bench",
+    env = {**os.environ, "APP_ENV": "test", "ADMIN_DATABASE_URL": admin_url, "SQITCH_FULLNAME": "bench",
            "SQITCH_EMAIL": "bench@insurance.invalid"}
     with psycopg.connect(f"postgresql://postgres@{host}:{port}/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

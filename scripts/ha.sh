@@ -164,7 +164,7 @@ deploy() {
     \$\$DELETE FROM cron.job_run_details WHERE end_time < now() - interval '7 days'\$\$)" >/dev/null
   psql_at "$port" "$HA_DATABASE" -c "CREATE EXTENSION IF NOT EXISTS pgtap" 2>&1 | grep -v 'already exists' || true
   log "deploying the schema on the primary (port $port)"
-  ADMIN_DATABASE_URL=$(app_url postgres) "$ROOT/.venv/bin/python" -m app migrate >>"$HA_DIR/deploy.log" 2>&1 ||
+  APP_ENV=${APP_ENV:-development} ADMIN_DATABASE_URL=$(app_url postgres) "$ROOT/.venv/bin/python" -m app migrate >>"$HA_DIR/deploy.log" 2>&1 ||
     { log "sqitch deploy failed; see $HA_DIR/deploy.log"; tail -20 "$HA_DIR/deploy.log" >&2; return 1; }
 }
 

@@ -73,6 +73,10 @@ def serve(args) -> int:
 
     from app.logging import configure
     config = config_or_exit(require_mode=True)
+    host = args.host or config.host
+    for problem in (config.mail_problem(), config.listen_problem(host)):
+        if problem:
+            fail(problem if not config.production else f"production refuses to start: {problem}", code=2)
     configure(config.log_level)
     # Secrets are settled once, here: each of the --workers processes imports app.asgi and
     # reads them from the environment, so a token or OTP issued by one is valid on the others.
@@ -86,7 +90,7 @@ def serve(args) -> int:
         # httptools bounded by app/server.py (request line, headers, time to send them). No
         # proxy-header rewriting by uvicorn: the peer stays the peer, and app/addresses.py
         # reads X-Forwarded-For from FORWARDED_ALLOW_IPS alone, by one rule for every limit.
-        uvicorn.run("app.asgi:app", host=args.host or config.host, port=args.port or config.port,
+        uvicorn.run("app.asgi:app", host=host, port=args.port or config.port,
                     workers=args.workers, loop="uvloop", http="app.server:BoundedHttpToolsProtocol",
                     access_log=False, log_level=config.log_level, proxy_headers=False,
                     log_config=None)  # uvicorn's records go through app/logging.py's JSON handler

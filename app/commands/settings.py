@@ -15,8 +15,9 @@ INTRO = """# Configuration
 Read from the environment when a process starts (`app/config.py`); nothing at import time.
 Each setting is declared once there; this page and `.env.example` are written from that
 declaration by `python -m app settings` (do not edit them by hand), and so are the flags that
-override some of them (`worker --batch` is `WORKER_BATCH`). `serve` and `worker` refuse to start
-without `APP_ENV`; `make run` sets `APP_ENV=development`, the Docker image `APP_ENV=production`.
+override some of them (`worker --batch` is `WORKER_BATCH`). `serve`, `worker` and every command that
+reads the settings refuse to start without `APP_ENV`; `make run` sets `APP_ENV=development`,
+the Docker image `APP_ENV=production`. Production's API also needs an explicit `SMTP_URL` (docs/security.md, "Production's refusals").
 
 How a setting reaches SQL, by one rule: a setting a SQL function needs during a call the app
 makes is an argument of that call (`OUTBOX_MAX_ATTEMPTS` to `outbox.record_deliveries`; several
@@ -49,7 +50,8 @@ def env_example() -> str:
              "# from app/config.py (docs/configuration.md says the same). Copy what you need into your",
              "# deployment's environment or secret store. `make run` needs none of this: development",
              "# draws its secrets into .env.development and every other setting has a default.",
-             "# Secrets: at least 32 bytes each, all different; generate one with",
+             "# Secrets: at least 32 bytes each, drawn at random (production refuses a predictable one: below",
+             "# 128 bits estimated from its characters' frequencies), all different; generate one with",
              "#   python3 -c 'import secrets; print(secrets.token_urlsafe(48))'", ""]
     for group, items in groupby(settings(), key=lambda s: s.group):
         lines += [f"# --- {group}", ""]

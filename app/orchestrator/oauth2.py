@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from app.orchestrator.base import MASK, InsuranceAdapter, ProviderCallFailed, send_capped, status_error, transport_error
+from app.orchestrator.base import InsuranceAdapter, ProviderCallFailed, send_capped, status_error, transport_error
 from app.orchestrator.contract import MALFORMED_RESPONSE, EmissionError, EmitContext
 from app.orchestrator.model import StandardRiskItem
 
@@ -58,9 +58,14 @@ class ClientCredentials:
         except httpx.HTTPError as exc:
             raise ProviderCallFailed(transport_error(exc, "identity provider")) from None
         if not response.is_success:
+            # The provider's own text of a token-endpoint error is never kept: one that echoes the
+            # form would put the client secret there in an encoding no mask foresees (URL-encoded,
+            # base64 of Basic, JSON-escaped). The status, class and Retry-After stay.
             error = status_error(response, "identity provider")
-            secret = self.form["client_secret"]
-            raise ProviderCallFailed(dataclasses.replace(error, message=error.message.replace(secret, MASK)))
+            status = response.status_code
+            message = (f"identity provider refused the credentials ({status})" if status == 401
+                       else f"identity provider answered the token request with {status}")
+            raise ProviderCallFailed(dataclasses.replace(error, message=message))
         try:
             body = response.json()
             token, ttl = body["access_token"], float(body.get("expires_in", 300))

@@ -36,6 +36,8 @@ def worker(args) -> int:
     if not config.development and "SERVICE_ROLE_SECRET" in config.generated_secrets:
         # A secret of its own would make the API refuse every delivery of this worker.
         fail("SERVICE_ROLE_SECRET is not set: a worker outside development needs the API's own", code=2)
+    if config.worker_metrics_port and config.listen_problem(config.worker_metrics_host):
+        fail(config.listen_problem(config.worker_metrics_host), code=2)  # test mode: loopback only, as serve
 
     async def main() -> None:
         async with build_worker(config) as running:

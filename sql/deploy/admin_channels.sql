@@ -1,8 +1,11 @@
 -- Deploy insurance:admin_channels to pg
 -- Command line: partner channels: create, list, branches, revoke, rotate the API key, the packages a channel sells, its webhook endpoints and secret (audited)
--- Reworked after v0.9.0 (issue 29): set_channel_webhooks; list_channels shows each channel's
+-- Reworked after v0.9.0: set_channel_webhooks; list_channels shows each channel's
 -- webhooks; a channel has webhooks only with an integrations/* branch (create_channel,
 -- set_channel_webhooks and set_channel_branches refuse WEBHOOKS_NEED_INTEGRATIONS_BRANCH).
+-- Reworked after v1.0.0: set_channel_webhooks ends the pending deliveries to an
+-- endpoint it removes (or that no longer takes their event type): dead with the reason, audited
+-- as webhooks.endpoint_removed, counted in its answer (endedDeliveries).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -141,7 +144,10 @@ REVOKE ALL ON FUNCTION admin.set_channel_branches(text, uuid, text[]) FROM PUBLI
 -- set_channel_webhooks(actor, channel, webhooks): the channel's webhook endpoints from now on
 -- (the IntegrationPayload's `webhooks`, replaced whole; checked and normalised by the command
 -- line, app/webhooks.py check_endpoints, with the network at hand), audited as
--- channels.webhooks with the endpoints before. {id, name, branches, webhooks, needsSecret}
+-- channels.webhooks with the endpoints before. The pending deliveries to an endpoint no longer
+-- there (or no longer taking their event type) end dead with the reason ENDPOINT_REMOVED
+-- (outbox._end_removed_endpoints, audited as webhooks.endpoint_removed).
+-- {id, name, branches, webhooks, needsSecret, endedDeliveries}
 -- (needsSecret: endpoints and no signing secret yet: the caller sets one in the same
 -- transaction, admin.set_webhook_secret), or refuses CHANNEL_NOT_FOUND, CHANNEL_REVOKED,
 -- WEBHOOKS_INVALID (not an array) or WEBHOOKS_NEED_INTEGRATIONS_BRANCH.
@@ -149,6 +155,7 @@ CREATE OR REPLACE FUNCTION admin.set_channel_webhooks(_actor text, _id uuid, _we
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _channel insurance.channels;
+  _ended bigint[];
   _targets jsonb := pg_catalog.jsonb_build_array(_id);
 BEGIN
   SELECT * INTO _channel FROM insurance.channels c WHERE c.id = _id FOR UPDATE;
@@ -169,15 +176,20 @@ BEGIN
   PERFORM insurance.record_audit(_actor, 'channels.webhooks', _targets, 'ok',
             pg_catalog.jsonb_build_object('webhooks', _webhooks,
                                           'before', coalesce(_channel.integration_payload -> 'webhooks', '[]')));
+  -- A removed endpoint never receives another event: its pending rows end now, visibly.
+  _ended := outbox._end_removed_endpoints(_actor, _id, NULL);
   RETURN pg_catalog.jsonb_build_object(
     'id', _channel.id, 'name', _channel.name, 'branches', _channel.branches, 'webhooks', _webhooks,
     'needsSecret', pg_catalog.jsonb_array_length(_webhooks) > 0
-                   AND NOT EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = _id));
+                   AND NOT EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = _id),
+    'endedDeliveries', pg_catalog.cardinality(_ended));
 END
 $$;
 COMMENT ON FUNCTION admin.set_channel_webhooks(text, uuid, jsonb) IS
   'Takes the actor, a channel id and its webhook endpoints (a JSON array, checked by the command line); replaces '
-  'them, audited as channels.webhooks; returns {id, name, branches, webhooks, needsSecret} or refuses '
+  'them, audited as channels.webhooks, and ends the pending deliveries to an endpoint no longer there (dead, '
+  'ENDPOINT_REMOVED, audited as webhooks.endpoint_removed); returns {id, name, branches, webhooks, needsSecret, '
+  'endedDeliveries} or refuses '
   'CHANNEL_NOT_FOUND / CHANNEL_REVOKED / WEBHOOKS_INVALID / WEBHOOKS_NEED_INTEGRATIONS_BRANCH. Operators.';
 REVOKE ALL ON FUNCTION admin.set_channel_webhooks(text, uuid, jsonb) FROM PUBLIC;
 

@@ -1,13 +1,20 @@
 -- Deploy insurance:gateway_webhook_deliveries to pg
--- Gateway: a partner's webhook deliveries listed and redelivered
+-- Gateway: a partner's webhook deliveries listed, and redelivered only to an endpoint the channel
+-- has now (docs/webhooks.md, "Redelivery").
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
--- list_webhook_deliveries(limit, from, to): the calling channel's deliveries, newest first,
+-- squawk-ignore ban-drop-function -- CREATE OR REPLACE keeps a parameter's name: each made anew below, same signature and grants, in this transaction
+DROP FUNCTION gateway.list_webhook_deliveries(integer, integer, integer),
+  gateway.page_webhook_deliveries(integer, integer, bigint),
+  gateway.redeliver_webhook(integer, bigint, integer),
+  gateway.redeliver_webhook(integer, bigint);
+
+-- list_webhook_deliveries(rate_limit, from, to): the calling channel's deliveries, newest first,
 -- rows from..to (at most 100): {items, from, to}.
-CREATE OR REPLACE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -18,7 +25,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'the window needs 0 <= from <= to and at most 100 items',
                           DETAIL = 'INVALID_WINDOW';
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -36,10 +43,10 @@ COMMENT ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) I
 REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) TO insurance_channel, insurance_app;
 
--- page_webhook_deliveries(limit, page_size, before): keyset pages, newest first: deliveries
+-- page_webhook_deliveries(rate_limit, page_size, before): keyset pages, newest first: deliveries
 -- older than `before` (NULL: from the newest), {items, nextCursor} (the last id as 8 bytes in
 -- unpadded base64url, NULL on the last page), as gateway.page_risk_items.
-CREATE OR REPLACE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -52,7 +59,7 @@ BEGIN
   IF _page_size IS NULL OR _page_size NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be from 1 to 100', DETAIL = 'INVALID_PAGINATION';
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -77,14 +84,16 @@ COMMENT ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) IS
 REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) TO insurance_channel, insurance_app;
 
--- redeliver_webhook(limit, id, per_minute): the calling channel's delivery `id` queued again as
+-- redeliver_webhook(rate_limit, id, per_minute): the calling channel's delivery `id` queued again as
 -- a new delivery (same url, body and webhook-id), due now; the new delivery's view. At most
 -- `per_minute` redeliveries a channel in a calendar minute (WEBHOOK_REDELIVERIES_PER_MINUTE,
 -- counted in webhooks.redelivery_counts for every app process): beyond it the reply is refused
 -- with this limit in its rate fields (the app answers 429 with Retry-After and X-RateLimit-*)
 -- and nothing is queued. Each redelivery is audited as webhooks.redeliver by channel:<id>.
--- (Issue 29: before, 300 redeliveries of one event in 1.8 s were all queued, unaudited.)
-CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
+-- (Before, 300 redeliveries of one event in 1.8 s were all queued, unaudited.)
+-- A delivery whose endpoint the channel no longer has for its event type is refused (PT409
+-- WEBHOOK_ENDPOINT_REMOVED): a removed endpoint never receives events again.
+CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _reply gateway.reply;
@@ -94,12 +103,22 @@ DECLARE
   _new outbox.http_requests;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
   IF NOT EXISTS (SELECT FROM outbox.http_requests o WHERE o.id = _id AND o.channel_id = _channel) THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'webhook delivery not found', DETAIL = 'WEBHOOK_DELIVERY_NOT_FOUND';
+  END IF;
+  -- Only to an endpoint the channel has now for this event type (the operator may have removed
+  -- it): refused before the redelivery is counted, nothing queued.
+  IF NOT EXISTS (SELECT FROM outbox.http_requests o
+                   JOIN insurance.channels c ON c.id = o.channel_id
+                  WHERE o.id = _id
+                    AND o.url IN (SELECT e.url FROM webhooks._endpoints(c.integration_payload, o.body ->> 'type') AS e(url))) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT409',
+      MESSAGE = 'this delivery''s endpoint is no longer one of the channel''s endpoints for its event type',
+      DETAIL = 'WEBHOOK_ENDPOINT_REMOVED';
   END IF;
   INSERT INTO webhooks.redelivery_counts AS r (channel_id, window_start, hits)
   VALUES (_channel, _window, 1)
@@ -127,18 +146,18 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) IS
-  'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
+  'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s) and PT409 WEBHOOK_ENDPOINT_REMOVED (the channel no longer has the delivery''s endpoint for its event type: nothing queued). Channel role only.';
 REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint, integer) TO insurance_channel, insurance_app;
 
--- redeliver_webhook(limit, id): v0.9.0's signature, for an app of that release still serving
+-- redeliver_webhook(rate_limit, id): v0.9.0's signature, for an app of that release still serving
 -- during an upgrade: the same, at the default WEBHOOK_REDELIVERIES_PER_MINUTE (10).
-CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
+CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) RETURNS gateway.reply
 LANGUAGE sql SECURITY INVOKER SET search_path = '' AS $$
-  SELECT gateway.redeliver_webhook(_limit, _id, 10)
+  SELECT gateway.redeliver_webhook(_rate_limit, _id, 10)
 $$;
 COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint) IS
-  'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
+  'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_rate_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
 REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint) TO insurance_channel, insurance_app;
 

@@ -10,6 +10,12 @@
 -- `python -m app outbox list|retry`). A worker may also say that an answer is not final
 -- although its status would be (a 401 or 403 of our own API is a configuration error,
 -- never a delivery): {"retry": true} in its result.
+-- Reworked after v1.0.0: a partner's webhook delivery is sent only to an endpoint its
+-- channel has now for the delivery's event type. claim_batch ends a claimed row to a removed
+-- endpoint (dead, last_error ENDPOINT_REMOVED, audited as webhooks.endpoint_removed) instead of
+-- leasing it; admin.set_channel_webhooks ends the pending rows to an endpoint it removes through
+-- the same _end_removed_endpoints. Restated whole (CREATE OR REPLACE: it runs over the released
+-- functions).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -20,7 +26,7 @@ SET LOCAL ROLE insurance_owner;
 -- deliver_after (NULL or past: now). Notifies channel 'outbox' once per distinct payload: the
 -- epoch of a delayed row's deliver_after, '' for a row due now (PostgreSQL collapses identical
 -- notices of one transaction anyway).
-CREATE FUNCTION outbox.http_post_all(_urls text[], _bodies jsonb[], _headers jsonb[],
+CREATE OR REPLACE FUNCTION outbox.http_post_all(_urls text[], _bodies jsonb[], _headers jsonb[],
                                      _deliver_after timestamptz[]) RETURNS bigint[]
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
@@ -50,7 +56,7 @@ COMMENT ON FUNCTION outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[]
 GRANT EXECUTE ON FUNCTION outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[]) TO insurance_service;
 
 -- http_post: one durable outbound call (http_post_all of one); returns its id. pg_net's shape.
-CREATE FUNCTION outbox.http_post(url text, body jsonb DEFAULT '{}', headers jsonb DEFAULT '{}',
+CREATE OR REPLACE FUNCTION outbox.http_post(url text, body jsonb DEFAULT '{}', headers jsonb DEFAULT '{}',
                                  deliver_after timestamptz DEFAULT now()) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 BEGIN
@@ -64,26 +70,80 @@ COMMENT ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) IS
   'DEFINER triggers.';
 GRANT EXECUTE ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) TO insurance_service;
 
+-- _end_removed_endpoints(actor, channel, ids): the pending partner webhook deliveries among `ids`
+-- (ids NULL: every pending one of `channel`) whose endpoint their channel no longer has for their
+-- event type (removed, unsubscribed from the type, or the channel gone), ended: dead now with
+-- last_error ENDPOINT_REMOVED and no lease (a worker's late result no longer lands on them); one
+-- audit row webhooks.endpoint_removed by `actor` (targets: their ids; details: the channels, the
+-- urls and the reason) when there are any. Returns their ids. Owner-run: the worker's role does
+-- not read the channels (a row holds its key hash).
+CREATE OR REPLACE FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, _ids bigint[]) RETURNS bigint[]
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
+DECLARE
+  _ended bigint[];
+  _channels jsonb;
+  _urls jsonb;
+BEGIN
+  WITH ended AS (
+    UPDATE outbox.http_requests r
+       SET dead_at = pg_catalog.now(), lease_until = NULL, leased_by = NULL,
+           last_error = 'ENDPOINT_REMOVED: the channel no longer has this endpoint for this event type'
+     WHERE (r.id = ANY (_ids) OR (_ids IS NULL AND r.channel_id = _channel))
+       AND r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL
+       AND NOT EXISTS (SELECT FROM insurance.channels c
+                        CROSS JOIN LATERAL webhooks._endpoints(c.integration_payload, r.body ->> 'type') AS e(url)
+                        WHERE c.id = r.channel_id AND e.url = r.url)
+    RETURNING r.id, r.channel_id, r.url)
+  SELECT pg_catalog.array_agg(e.id ORDER BY e.id), pg_catalog.jsonb_agg(DISTINCT e.channel_id),
+         pg_catalog.jsonb_agg(DISTINCT e.url)
+    INTO _ended, _channels, _urls
+    FROM ended e;
+  IF _ended IS NOT NULL THEN
+    PERFORM insurance.record_audit(_actor, 'webhooks.endpoint_removed', pg_catalog.to_jsonb(_ended), 'ok',
+              pg_catalog.jsonb_build_object('channels', _channels, 'urls', _urls, 'reason',
+                                            'the channel no longer has this endpoint for this event type'));
+  END IF;
+  RETURN coalesce(_ended, '{}');
+END
+$$;
+COMMENT ON FUNCTION outbox._end_removed_endpoints(text, uuid, bigint[]) IS
+  'Takes an actor, a channel and outbox ids (NULL: every pending row of the channel); ends the pending partner '
+  'webhook deliveries among them whose endpoint their channel no longer has for their event type (dead, last_error '
+  'ENDPOINT_REMOVED, lease dropped), audited as webhooks.endpoint_removed; returns their ids. claim_batch and '
+  'admin.set_channel_webhooks.';
+REVOKE ALL ON FUNCTION outbox._end_removed_endpoints(text, uuid, bigint[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION outbox._end_removed_endpoints(text, uuid, bigint[]) TO insurance_service;
+
 -- claim_batch: lease up to `_size` due rows to `_worker`; a row whose lease expired (its worker
--- died) is due again, a dead row never is. Returns {"requests": [{id, method, url, headers,
--- body, attempts}], "nextDueAt": epoch seconds of the next delayed row or null}.
--- Index-bound however long the queue (DESIGN.md §7, issue 23): a plpgsql body planned for each
+-- died) is due again, a dead row never is. A partner's webhook row whose endpoint the channel no
+-- longer has for its event type is ended instead (outbox._end_removed_endpoints, audited by
+-- worker:<name>): every send, retries included, goes only to a current endpoint. Returns
+-- {"requests": [{id, method, url, headers, body, attempts}], "nextDueAt": epoch seconds of the
+-- next delayed row or null}.
+-- Index-bound however long the queue: a plpgsql body planned for each
 -- call (force_custom_plan), so that the planner sees `LIMIT 25` where a SQL function's
 -- `LIMIT _size` was planned as 10% of the table and its `UPDATE ... FROM due` hash-joined a
 -- sequential scan of every pending row; the rows are picked first and updated by key.
-CREATE FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) RETURNS jsonb
+CREATE OR REPLACE FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
 DECLARE
   _ids bigint[];
+  _webhook_ids bigint[];
   _claimed jsonb;
 BEGIN
   PERFORM insurance.require_role('insurance_service');
-  _ids := ARRAY(SELECT r.id FROM outbox.http_requests r
-                 WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
-                   AND (r.lease_until IS NULL OR r.lease_until < pg_catalog.now())
-                 ORDER BY r.deliver_after
-                 LIMIT _size
-                 FOR UPDATE SKIP LOCKED);
+  SELECT coalesce(pg_catalog.array_agg(d.id), '{}'), pg_catalog.array_agg(d.id) FILTER (WHERE d.channel_id IS NOT NULL)
+    INTO _ids, _webhook_ids
+    FROM (SELECT r.id, r.channel_id FROM outbox.http_requests r
+           WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
+             AND (r.lease_until IS NULL OR r.lease_until < pg_catalog.now())
+           ORDER BY r.deliver_after
+           LIMIT _size
+           FOR UPDATE SKIP LOCKED) d;
+  IF _webhook_ids IS NOT NULL THEN
+    _ids := ARRAY(SELECT pg_catalog.unnest(_ids)
+                  EXCEPT SELECT pg_catalog.unnest(outbox._end_removed_endpoints('worker:' || _worker, NULL, _webhook_ids)));
+  END IF;
   WITH leased AS (
     UPDATE outbox.http_requests r
        SET lease_until = pg_catalog.now() + pg_catalog.make_interval(secs => _lease_seconds),
@@ -101,12 +161,13 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION outbox.claim_batch(text, integer, integer) IS
-  'Leases up to _size due rows to _worker for _lease_seconds (attempts + 1), reading only those rows; returns '
+  'Leases up to _size due rows to _worker for _lease_seconds (attempts + 1), reading only those rows; a partner '
+  'webhook row to an endpoint its channel no longer has is ended instead (outbox._end_removed_endpoints); returns '
   '{requests: [{id, method, url, headers, body, attempts}], nextDueAt}. The worker (service role).';
 GRANT EXECUTE ON FUNCTION outbox.claim_batch(text, integer, integer) TO insurance_service, insurance_app;
 
 -- is_final(status): a delivery answered with this status needs no retry (null: no answer came).
-CREATE FUNCTION outbox.is_final(_status integer) RETURNS boolean
+CREATE OR REPLACE FUNCTION outbox.is_final(_status integer) RETURNS boolean
 LANGUAGE sql IMMUTABLE
 BEGIN ATOMIC
   SELECT _status IS NOT NULL AND _status NOT IN (408, 409, 425, 429) AND _status < 500;
@@ -119,7 +180,7 @@ GRANT EXECUTE ON FUNCTION outbox.is_final(integer) TO insurance_service;
 -- row; any other backs it off (retryIn seconds when the worker gives them, as it does for partner webhooks;
 -- else 2^attempts s, at most an hour), or makes it dead after max_attempts. `defer` (seconds) is no
 -- attempt: the row comes back that much later, its attempt uncounted (a webhook endpoint busy in this worker).
-CREATE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20)
+CREATE OR REPLACE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20)
 RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
   SELECT insurance.require_role('insurance_service');
@@ -156,7 +217,7 @@ COMMENT ON FUNCTION outbox.record_deliveries(text, jsonb, integer) IS
 GRANT EXECUTE ON FUNCTION outbox.record_deliveries(text, jsonb, integer) TO insurance_service, insurance_app;
 
 -- release: give rows leased by `worker` back to the queue at once (a clean shutdown).
-CREATE FUNCTION outbox.release(_worker text, _ids bigint[]) RETURNS integer
+CREATE OR REPLACE FUNCTION outbox.release(_worker text, _ids bigint[]) RETURNS integer
 LANGUAGE sql SET search_path = '' AS $$
   SELECT insurance.require_role('insurance_service');
   WITH upd AS (
@@ -172,7 +233,7 @@ GRANT EXECUTE ON FUNCTION outbox.release(text, bigint[]) TO insurance_service, i
 
 -- list_requests: the operator's view of the queue, newest first: dead rows only, or every
 -- row not yet delivered (dead ones included). The command line's `outbox list`.
-CREATE FUNCTION outbox.list_requests(_dead boolean DEFAULT false, _limit integer DEFAULT 100) RETURNS jsonb
+CREATE OR REPLACE FUNCTION outbox.list_requests(_dead boolean DEFAULT false, _limit integer DEFAULT 100) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = '' AS $$
   SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
            'id', r.id, 'method', r.method, 'url', r.url, 'body', r.body, 'attempts', r.attempts,
@@ -194,7 +255,7 @@ REVOKE ALL ON FUNCTION outbox.list_requests(boolean, integer) FROM PUBLIC;
 -- and each row's outcome in details; the result is ok, or OUTBOX_ROW_NOT_FOUND when an id
 -- names no row (the command line then exits 1). Returns [{id, result}] in id order, result
 -- one of queued (was dead or waiting), delivered (already done: left alone), not_found.
-CREATE FUNCTION outbox.retry_requests(_actor text, _ids bigint[], _all_dead boolean DEFAULT false)
+CREATE OR REPLACE FUNCTION outbox.retry_requests(_actor text, _ids bigint[], _all_dead boolean DEFAULT false)
 RETURNS jsonb
 LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE

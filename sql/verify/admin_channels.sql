@@ -9,3 +9,10 @@ SELECT 'admin.create_channel(text,text,text[],bytea,jsonb,jsonb,text[])'::regpro
        'admin.set_channel_webhooks(text,uuid,jsonb)'::regprocedure,
        'admin._webhooks_without_branch(text[],jsonb)'::regprocedure,
        'admin._no_integrations_branch(text,text,jsonb)'::regprocedure;
+DO $$
+BEGIN
+  ASSERT (SELECT p.prosrc LIKE '%_end_removed_endpoints%' FROM pg_catalog.pg_proc p
+           WHERE p.oid = 'admin.set_channel_webhooks(text,uuid,jsonb)'::regprocedure),
+         'set_channel_webhooks does not end the deliveries to a removed endpoint';
+END
+$$;

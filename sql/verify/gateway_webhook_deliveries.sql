@@ -14,3 +14,13 @@ BEGIN
   ASSERT has_function_privilege('insurance_channel', 'gateway.redeliver_webhook(integer,bigint)', 'EXECUTE'), 'insurance_channel cannot call gateway.redeliver_webhook(integer,bigint)';
 END
 $$;
+DO $$
+BEGIN
+  ASSERT (SELECT p.prosrc LIKE '%WEBHOOK_ENDPOINT_REMOVED%' FROM pg_catalog.pg_proc p
+           WHERE p.oid = 'gateway.redeliver_webhook(integer,bigint,integer)'::regprocedure),
+         'gateway.redeliver_webhook redelivers to removed endpoints';
+END
+$$;
+-- The rate limit's parameter is named _rate_limit.
+SELECT 1 / (proargnames[1] = '_rate_limit')::int FROM pg_catalog.pg_proc
+ WHERE oid = 'gateway.redeliver_webhook(integer,bigint,integer)'::regprocedure;

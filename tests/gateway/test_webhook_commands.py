@@ -112,8 +112,10 @@ def _delivery(admin, channel_id: str) -> int:
 
 
 async def test_redelivery_is_limited_per_channel_and_audited(client, make_channel, authorize, admin):
-    channel = make_channel(branches=("integrations/v2",))
-    other = make_channel(branches=("integrations/v1",))
+    # Both channels have the endpoint their delivery went to (a removed one is not redelivered).
+    endpoints = {"webhooks": [HOOK + "redeliver"]}
+    channel = make_channel(branches=("integrations/v2",), integration_payload=endpoints)
+    other = make_channel(branches=("integrations/v1",), integration_payload=endpoints)
     delivery, theirs = _delivery(admin, channel["id"]), _delivery(admin, other["id"])
     token, their_token = await authorize(channel, "integrations/v2"), await authorize(other, "integrations/v1")
     url = api("integrations/v2", f"webhook-deliveries/{delivery}/redeliver")

@@ -110,3 +110,26 @@ async def test_a_client_the_identity_provider_refuses_is_an_auth_failure(configu
     result = await orch.orchestrate_insurance_emission(slug, sample("travel"), key())
     assert (result.code, result.retryable, result.http_status) == (contract.PROVIDER_AUTH_FAILED, False, 401)
     assert "not-the-secret" not in result.message
+
+
+async def test_a_token_endpoint_that_echoes_the_form_leaks_no_encoding_of_the_secret(configured, sandbox, sbx):
+    """Issue 41: only the raw client secret was masked; an identity provider echoing the form put
+    it URL-encoded into the emission's error (and from there the back-office and the chat notice).
+    The provider's text of a token-endpoint error is no longer kept at all."""
+    import base64
+    import json
+    from urllib.parse import quote, quote_plus
+
+    from app.sandbox.credentials import auth_configs
+    secret = "s3cr/t+ké=y&1"
+    config = {**auth_configs(sandbox)["PROVIDER_C"], "clientSecret": secret}
+    orch, slug = await configured("PROVIDER_C", config)
+    form = f"grant_type=client_credentials&client_id={config['clientId']}&client_secret={quote_plus(secret)}"
+    sbx.fault(provider=IDP, status=400, count=1, body=json.dumps(
+        {"error": "invalid_request", "error_description": f"cannot parse {form}"}))
+    result = await orch.orchestrate_insurance_emission(slug, sample("travel"), key())
+    assert (result.code, result.http_status) == (contract.PROVIDER_REJECTED, 400), result
+    encodings = {secret, quote(secret), quote_plus(secret), quote(secret, safe=""), json.dumps(secret)[1:-1],
+                 base64.b64encode(f"{config['clientId']}:{secret}".encode()).decode()}
+    assert not [e for e in encodings if e in result.message], result.message
+    assert result.message == "identity provider answered the token request with 400"

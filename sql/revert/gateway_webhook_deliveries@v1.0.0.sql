@@ -1,0 +1,116 @@
+-- Revert insurance:gateway_webhook_deliveries from pg
+-- Back to v0.9.0: redeliver_webhook(limit, id), without its per-channel limit and audit.
+BEGIN;
+SET LOCAL lock_timeout = '5s';
+SET LOCAL statement_timeout = '5min';
+SET LOCAL ROLE insurance_owner;
+
+DROP FUNCTION gateway.redeliver_webhook(integer, bigint, integer);
+
+-- The change as it was at v0.9.0 (sql/deploy/gateway_webhook_deliveries@v0.9.0.sql), restated.
+
+-- list_webhook_deliveries(limit, from, to): the calling channel's deliveries, newest first,
+-- rows from..to (at most 100): {items, from, to}.
+CREATE OR REPLACE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply;
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
+BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  IF _from IS NULL OR _to IS NULL OR _from < 0 OR _to < _from OR _to - _from >= 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'the window needs 0 <= from <= to and at most 100 items',
+                          DETAIL = 'INVALID_WINDOW';
+  END IF;
+  _reply := gateway.admit(_limit);
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  SELECT pg_catalog.jsonb_build_object(
+           'items', coalesce(pg_catalog.jsonb_agg(webhooks._delivery_json(r) ORDER BY r.id DESC), '[]'),
+           'from', _from, 'to', _to)::text
+    INTO _reply.data
+    FROM (SELECT * FROM outbox.http_requests o WHERE o.channel_id = _channel
+           ORDER BY o.id DESC OFFSET _from LIMIT _to - _from + 1) r;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) IS
+  'Takes the rate limit and a window from..to (at most 100); returns the calling channel''s webhook deliveries newest first as {items, from, to} in a gateway.reply; raises PT400 INVALID_WINDOW. Channel role only.';
+REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.list_webhook_deliveries(integer, integer, integer) TO insurance_channel, insurance_app;
+
+-- page_webhook_deliveries(limit, page_size, before): keyset pages, newest first: deliveries
+-- older than `before` (NULL: from the newest), {items, nextCursor} (the last id as 8 bytes in
+-- unpadded base64url, NULL on the last page), as gateway.page_risk_items.
+CREATE OR REPLACE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply;
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
+  _items jsonb;
+  _more boolean;
+  _last bigint;
+BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  IF _page_size IS NULL OR _page_size NOT BETWEEN 1 AND 100 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be from 1 to 100', DETAIL = 'INVALID_PAGINATION';
+  END IF;
+  _reply := gateway.admit(_limit);
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  WITH page AS (
+    SELECT o AS d, o.id, pg_catalog.row_number() OVER (ORDER BY o.id DESC) AS n
+      FROM outbox.http_requests o
+     WHERE o.channel_id = _channel AND (_before IS NULL OR o.id < _before)
+     ORDER BY o.id DESC LIMIT _page_size + 1)
+  SELECT coalesce(pg_catalog.jsonb_agg(webhooks._delivery_json(p.d) ORDER BY p.id DESC) FILTER (WHERE p.n <= _page_size), '[]'),
+         count(*) > _page_size, min(p.id) FILTER (WHERE p.n <= _page_size)
+    INTO _items, _more, _last
+    FROM page p;
+  _reply.data := pg_catalog.jsonb_build_object(
+    'items', _items,
+    'nextCursor', CASE WHEN _more THEN pg_catalog.rtrim(pg_catalog.translate(pg_catalog.encode(
+                                         pg_catalog.int8send(_last), 'base64'), '+/', '-_'), '=') END)::text;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) IS
+  'Takes the rate limit, a page size (1-100) and the id to start before (NULL: newest); returns the calling channel''s webhook deliveries newest first as {items, nextCursor} in a gateway.reply; raises PT400 INVALID_PAGINATION. Channel role only.';
+REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.page_webhook_deliveries(integer, integer, bigint) TO insurance_channel, insurance_app;
+
+-- redeliver_webhook(limit, id): the calling channel's delivery `id` queued again as a new
+-- delivery (same url, body and webhook-id), due now; the new delivery's view.
+CREATE OR REPLACE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
+DECLARE
+  _reply gateway.reply;
+  _channel uuid := (SELECT insurance.claim('sub'))::uuid;
+  _new outbox.http_requests;
+BEGIN
+  PERFORM insurance.require_role('insurance_channel');
+  _reply := gateway.admit(_limit);
+  IF _reply.rate_remaining < 0 THEN
+    RETURN _reply;
+  END IF;
+  INSERT INTO outbox.http_requests (url, body, headers, channel_id)
+  SELECT o.url, o.body, o.headers, o.channel_id FROM outbox.http_requests o
+   WHERE o.id = _id AND o.channel_id = _channel
+  RETURNING * INTO _new;
+  IF _new.id IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'webhook delivery not found', DETAIL = 'WEBHOOK_DELIVERY_NOT_FOUND';
+  END IF;
+  PERFORM pg_catalog.pg_notify('outbox', '');
+  _reply.data := webhooks._delivery_json(_new)::text;
+  RETURN _reply;
+END
+$$;
+COMMENT ON FUNCTION gateway.redeliver_webhook(integer, bigint) IS
+  'Takes the rate limit and a delivery id; queues the calling channel''s delivery again (same event and webhook-id) and returns the new delivery in a gateway.reply; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
+REVOKE ALL ON FUNCTION gateway.redeliver_webhook(integer, bigint) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION gateway.redeliver_webhook(integer, bigint) TO insurance_channel, insurance_app;
+
+
+COMMIT;

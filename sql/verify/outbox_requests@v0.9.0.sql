@@ -1,0 +1,13 @@
+-- Verify insurance:outbox_requests on pg
+DO $$
+BEGIN
+  ASSERT has_function_privilege('insurance_service', 'outbox.http_post(text, jsonb, jsonb, timestamptz)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'outbox.http_post_all(text[], jsonb[], jsonb[], timestamptz[])', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'outbox.claim_batch(text, integer, integer)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'outbox.is_final(integer)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'outbox.record_deliveries(text, jsonb, integer)', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_service', 'outbox.release(text, bigint[])', 'EXECUTE');
+  ASSERT NOT has_function_privilege('insurance_service', 'outbox.retry_requests(text, bigint[], boolean)', 'EXECUTE');
+  ASSERT NOT has_function_privilege('insurance_app', 'outbox.list_requests(boolean, integer)', 'EXECUTE');
+END
+$$;
