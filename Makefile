@@ -1,6 +1,6 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 SHELL := /bin/bash
-.PHONY: setup run test ha-up ha-down migrate sandbox clean lint-openapi sql-reference \
+.PHONY: setup run test ha-up ha-down backup-up migrate sandbox clean lint-openapi sql-reference \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
         bench-server-limits bench-compare
 
@@ -20,6 +20,12 @@ ha-up: setup
 
 ha-down:
 	@scripts/ha.sh down
+
+## WAL archiving to a pgBackRest repository and a first full backup of the cluster ADMIN_DATABASE_URL
+## names (`make run`'s): one restart, announced on a line before it; idempotent (docs/operations.md
+## "Backups and restore"; BACKUP_* settings in docs/configuration.md).
+backup-up: setup
+	@.venv/bin/python -m app backup up
 
 ## The whole suite on a throwaway database (sqitch round trip, pgTAP, pytest).
 test:

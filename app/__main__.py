@@ -33,6 +33,7 @@ COMMANDS = {
     "users": "app.dashboard.commands",
     "openapi": "app.commands.openapi",
     "settings": "app.commands.settings",
+    "backup": "app.commands.backup",
 }
 
 

@@ -67,17 +67,17 @@ if [ $# -eq 0 ]; then
   say "reliability: PostgreSQL restarts in the middle of a batch"
   .venv/bin/pytest -m restarts_postgres
   say "pytest: the rest"
-  .venv/bin/pytest -m "not restarts_postgres and not upgrade and not failover"
+  .venv/bin/pytest -m "not restarts_postgres and not upgrade and not failover and not backup"
   # Databases of their own: the newest release deployed from git, filled, HEAD deployed over it;
   # once with data, once under live traffic (prints the longest pause). Skipped before a release.
   say "upgrade: the newest release to HEAD (tests/test_upgrade.py)"
   .venv/bin/pytest -m upgrade -p no:cacheprovider tests/test_upgrade.py
 else
   set +e
-  .venv/bin/pytest -m "not restarts_postgres and not failover" "$@"
+  .venv/bin/pytest -m "not restarts_postgres and not failover and not backup" "$@"
   rc=$?
   set -e
-  # 5: no test left (only tests/test_failover.py named): the drill below runs it.
+  # 5: no test left (only tests/test_failover.py or tests/test_backup.py named): the drills below run them.
   [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
 fi
 
@@ -86,6 +86,13 @@ fi
 if [ $# -eq 0 ] || [[ " $* " == *test_failover* ]]; then
   say "failover drill: a pg_auto_failover formation of its own (tests/test_failover.py)"
   .venv/bin/pytest -m failover -p no:cacheprovider tests/test_failover.py
+fi
+
+# The backup drill on a cluster of its own (initdb on a free port, pgBackRest's repository in a
+# folder of /tmp, removed at the end): the whole suite, or when tests/test_backup.py is named.
+if [ $# -eq 0 ] || [[ " $* " == *test_backup* ]]; then
+  say "backup drill: archiving, point-in-time restore, lost rows back (tests/test_backup.py)"
+  .venv/bin/pytest -m backup -p no:cacheprovider tests/test_backup.py
 fi
 
 # The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once
