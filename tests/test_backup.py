@@ -36,6 +36,7 @@ import httpx
 import orjson
 import psycopg
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from psycopg.rows import dict_row
 
 from app.backup import chown_owner, run_as_owner
@@ -398,6 +399,13 @@ def test_status_exits_non_zero_when_archiving_fails(cluster, stack):
         broken = app_cli(env, "backup", "status")
         assert broken.returncode == 1, broken.stdout
         assert any("archiving failed" in p for p in orjson.loads(broken.stdout)["problems"])
+        # /metrics says so too, as the alert InsuranceWalArchiveFailing reads it.
+        gauges = {f.name: f.samples[0].value for f in text_string_to_metric_families(
+            httpx.get(f"{stack.api}/metrics").text) if f.name.startswith("insurance_wal_") and f.samples}
+        assert gauges["insurance_wal_archiving_enabled"] == 1
+        assert gauges["insurance_wal_last_archive_failure_timestamp_seconds"] > \
+            gauges["insurance_wal_last_archived_timestamp_seconds"]
+        assert gauges["insurance_wal_archive_failures"] >= 1
     finally:
         archive.chmod(0o750)
     with cluster.admin() as conn:  # a new segment wakes the archiver, which retries the failed one first
