@@ -415,3 +415,27 @@ def test_status_exits_non_zero_when_archiving_fails(cluster, stack):
     assert app_cli(env, "backup", "status").returncode == 0
     old = app_cli({**env, "BACKUP_MAX_AGE": "1s"}, "backup", "status")
     assert old.returncode == 1 and any("newest backup" in p for p in orjson.loads(old.stdout)["problems"])
+
+
+def test_what_could_harm_the_live_cluster_is_refused(cluster, stack):
+    """A restore over the live data directory or into a folder with files, on a port in use, a
+    time that is not one, rows "recovered" from the live database itself: refused, one line,
+    nothing changed."""
+    env = stack.env
+    when = "2026-11-29T10:41:07Z"
+    (cluster.dir / "full").mkdir(exist_ok=True)
+    (cluster.dir / "full" / "keep.txt").write_text("someone's file")
+    for args, code, says in (
+            (["--to", str(cluster.data), "--port", str(free_port())], 1, "live cluster's data directory"),
+            (["--to", str(cluster.dir), "--port", str(free_port())], 1, "live cluster's data directory"),
+            (["--to", str(cluster.dir / "full"), "--port", str(free_port())], 1, "not empty"),
+            (["--to", str(cluster.dir / "new"), "--port", str(cluster.port)], 1, f"port {cluster.port} is taken")):
+        done = app_cli(env, "backup", "restore", "--time", when, *args)
+        assert (done.returncode, done.stdout) == (code, ""), done.stderr
+        assert says in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert not (cluster.dir / "new").exists()
+    bad_time = app_cli(env, "backup", "restore", "--time", "yesterday", "--to", str(cluster.dir / "new"),
+                       "--port", "5999")
+    assert bad_time.returncode == 2 and "ISO 8601" in bad_time.stderr
+    same = app_cli(env, "backup", "recover-rows", "--from", cluster.admin_url, "--channel", str(uuid.uuid4()))
+    assert same.returncode == 1 and "side copy" in same.stderr, same.stderr
