@@ -163,7 +163,7 @@ def wait_ready(url: str, timeout: float = 120) -> None:
 def restart(cluster: Cluster, config: Config) -> None:
     if cluster.debian:
         version, name = cluster.debian.split()
-        command = ["pg_ctlcluster", version, name, "restart", "--", "-m", "fast", "-w", "-t", "300"]
+        command = ["pg_ctlcluster", "--mode=fast", version, name, "restart"]
     else:
         command = [str(cluster.bin / "pg_ctl"), "-D", str(cluster.data_directory), "restart", "-m", "fast",
                    "-w", "-t", "300", "-l", str(cluster.data_directory / "postmaster.log")]
@@ -390,19 +390,28 @@ def restore(config: Config, moment: dt.datetime, target: Path, port: int) -> dic
                "--archive-mode=off", "restore")
     restored_at = time.monotonic()
     write_side_settings(cluster, target, port)
-    run_as_owner([str(cluster.bin / "pg_ctl"), "-D", str(target), "-l", str(target / "side-copy.log"),
-                  "-w", "-t", "600", "start"], timeout=900, starts_server=True)
+    log = target / "side-copy.log"
     admin_url = admin_url_to(config.admin_database_url, port=port)
-    wait_ready(admin_url)
-    deadline = time.monotonic() + 600
-    while True:  # the target reached and promoted: the copy takes writes
-        with connect(admin_url) as conn:
-            if not conn.execute("SELECT pg_is_in_recovery() AS r").fetchone()["r"]:
-                size = conn.execute("SELECT pg_database_size(current_database()) AS s").fetchone()["s"]
-                break
-        if time.monotonic() > deadline:
-            raise BackupError("the side copy did not reach its target within 600 s (see side-copy.log)")
-        time.sleep(0.2)
+    try:
+        run_as_owner([str(cluster.bin / "pg_ctl"), "-D", str(target), "-l", str(log), "-w", "-t", "600", "start"],
+                     timeout=900, starts_server=True)
+        wait_ready(admin_url)
+        deadline = time.monotonic() + 600
+        while True:  # the target reached and promoted: the copy takes writes
+            with connect(admin_url) as conn:
+                if not conn.execute("SELECT pg_is_in_recovery() AS r").fetchone()["r"]:
+                    size = conn.execute("SELECT pg_database_size(current_database()) AS s").fetchone()["s"]
+                    break
+            if time.monotonic() > deadline:
+                raise BackupError(f"the side copy did not reach its target within 600 s (see {log})")
+            time.sleep(0.2)
+    except (BackupError, psycopg.OperationalError) as exc:
+        if "recovery ended before configured recovery target" in (log.read_text() if log.exists() else ""):
+            raise BackupError(f"no WAL written after {moment.isoformat()} is archived yet, so recovery cannot tell "
+                              "it reached that time: wait for the next segment (BACKUP_ARCHIVE_TIMEOUT) or run "
+                              f"SELECT pg_switch_wal() on the live cluster, then remove {target} and restore "
+                              "again") from None
+        raise BackupError(f"the side copy did not start: {str(exc).splitlines()[0]} (see {log})") from None
     return {"url": admin_url, "data_directory": str(target), "port": port, "target": moment.isoformat(),
             "restore_seconds": round(restored_at - started, 2), "total_seconds": round(time.monotonic() - started, 2),
             "database_bytes": size}
