@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .PHONY: setup run test ha-up ha-down backup-up migrate sandbox clean lint-openapi sql-reference \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
-        bench-server-limits bench-compare
+        bench-server-limits bench-compare bench-archiving
 
 PORT ?= 8000
 
@@ -101,6 +101,11 @@ bench-server-limits: setup
 ## `make bench-scale ARGS="--scale 0.1"` for a quick run.
 bench-scale: setup
 	@.venv/bin/python -m bench.scale $(ARGS)
+
+## Emissions per second with WAL archiving (pgBackRest) off and on, alternated, on a throwaway cluster
+## (ITEMS=1500 ROUNDS=3; needs root, as the backup drill).
+bench-archiving: setup
+	@.venv/bin/python bench/archiving.py
 
 ## SQL statements and round trips that one emission costs (auto_explain counts the nested ones).
 bench-statements: setup
