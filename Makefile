@@ -1,8 +1,8 @@
 # The two commands: `make run` and `make test`. Both set the machine up first (idempotent).
 SHELL := /bin/bash
-.PHONY: setup run test ha-up ha-down migrate sandbox clean lint-openapi sql-reference schema privacy-doc \
+.PHONY: setup run test ha-up ha-down backup-up migrate sandbox clean lint-openapi sql-reference schema privacy-doc \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
-        bench-server-limits bench-compare
+        bench-server-limits bench-compare bench-archiving
 
 PORT ?= 8000
 
@@ -20,6 +20,12 @@ ha-up: setup
 
 ha-down:
 	@scripts/ha.sh down
+
+## WAL archiving to a pgBackRest repository and a first full backup of the cluster ADMIN_DATABASE_URL
+## names (`make run`'s): one restart, announced on a line before it; idempotent (docs/operations.md
+## "Backups and restore"; BACKUP_* settings in docs/configuration.md).
+backup-up: setup
+	@.venv/bin/python -m app backup up
 
 ## The whole suite on a throwaway database (sqitch round trip, pgTAP, pytest).
 test:
@@ -105,6 +111,11 @@ bench-server-limits: setup
 ## `make bench-scale ARGS="--scale 0.1"` for a quick run.
 bench-scale: setup
 	@.venv/bin/python -m bench.scale $(ARGS)
+
+## Emissions per second with WAL archiving (pgBackRest) off and on, alternated, on a throwaway cluster
+## (ITEMS=1500 ROUNDS=3; needs root, as the backup drill).
+bench-archiving: setup
+	@.venv/bin/python bench/archiving.py
 
 ## SQL statements and round trips that one emission costs (auto_explain counts the nested ones).
 bench-statements: setup

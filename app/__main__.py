@@ -52,6 +52,7 @@ COMMANDS = {
     "audit": "app.commands.people",
     "openapi": "app.commands.openapi",
     "settings": "app.commands.settings",
+    "backup": "app.commands.backup",
 }
 
 

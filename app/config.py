@@ -243,6 +243,22 @@ def path(name: str, raw: str) -> Path:
     return Path(raw)
 
 
+def choice(*allowed: str) -> Callable[[str, str], str]:
+    def read(name: str, raw: str) -> str:
+        value = raw.strip().lower()
+        if value not in allowed:
+            raise ConfigError(f"{name}={raw!r} must be one of {', '.join(allowed)}")
+        return value
+    return read
+
+
+def stanza(name: str, raw: str) -> str:
+    # pgBackRest's stanza: a name it keeps as a folder of the repository.
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", raw.strip()):
+        raise ConfigError(f"{name}={raw!r} is not a stanza name (letters, digits, - and _)")
+    return raw.strip()
+
+
 MODES = ("development", "test", "production")
 
 
@@ -272,9 +288,9 @@ def setting(name: str, default: str, doc: str, kind: Callable[[str, str], Any] =
 
 
 # The groups of the documents, in their order.
-MODE, DB, HTTP, HOLDERS, PARTNERS, EMISSIONS, WORKER, OPS = GROUPS = (
+MODE, DB, HTTP, HOLDERS, PARTNERS, EMISSIONS, WORKER, OPS, BACKUPS = GROUPS = (
     "Mode and secrets", "Database", "HTTP", "Holders (post-sales)", "Partners (gateway and webhooks)",
-    "Emissions and providers", "Worker", "Operations")
+    "Emissions and providers", "Worker", "Operations", "Backups (pgBackRest)")
 
 
 def secret(name: str, doc: str) -> Setting:
@@ -544,6 +560,43 @@ class Config:
         "DASHBOARD_ALLOWED_ORIGINS", "",
         "comma-separated origins, besides `PUBLIC_BASE_URL`'s, whose pages may log in and call tRPC mutations",
         origins, group=OPS)
+    backup_config: Path = setting(  # noqa: RUF009 - the declaration; a Path is immutable
+        "BACKUP_CONFIG", "/etc/pgbackrest/insurance.conf",
+        "the pgBackRest configuration that `python -m app backup up` writes (mode 0640, owned by postgres) and "
+        "every `backup` command and the cluster's `archive_command` read with `--config`: the repository, "
+        "retention, compression, the key and the cluster's paths", path, group=BACKUPS)
+    backup_stanza: str = setting("BACKUP_STANZA", "insurance", "pgBackRest's stanza: the name of the cluster's "
+                                 "backups and WAL in the repository", stanza, group=BACKUPS)
+    backup_repo_path: Path = setting(  # noqa: RUF009 - the declaration; a Path is immutable
+        "BACKUP_REPO_PATH", "/var/lib/pgbackrest",
+        "the repository (owned by postgres), never inside the data directory; in production on another "
+        "machine or an object store (docs/operations.md \"Backups and restore\")", path, group=BACKUPS)
+    backup_retention_full: int = setting("BACKUP_RETENTION_FULL", "2",
+                                         "full backups kept (with the WAL that restores from them)", integer(1),
+                                         group=BACKUPS)
+    backup_retention_diff: int = setting("BACKUP_RETENTION_DIFF", "6", "differential backups kept", integer(1),
+                                         group=BACKUPS)
+    backup_compress_type: str = setting("BACKUP_COMPRESS_TYPE", "zst", "compression of backups and WAL: `zst`, "
+                                        "`lz4`, `gz`, `bz2` or `none`",
+                                        choice("zst", "lz4", "gz", "bz2", "none"), group=BACKUPS)
+    backup_cipher_type: str = setting("BACKUP_CIPHER_TYPE", "aes-256-cbc",
+                                      "the repository's encryption (`repo1-cipher-type`): `aes-256-cbc` or `none`",
+                                      choice("aes-256-cbc", "none"), group=BACKUPS)
+    backup_cipher_pass: str = setting(
+        "BACKUP_CIPHER_PASS", "",
+        "the repository's key; empty: the first `backup up` draws one and keeps it in `BACKUP_CONFIG` only. "
+        "Keep a copy away from the repository: without it no backup can be read", group=BACKUPS,
+        shown="(drawn by `backup up`)")
+    backup_max_age: int = setting("BACKUP_MAX_AGE", "26h",
+                                  "`backup status` exits 1 when the newest backup ended longer ago than this",
+                                  parse_duration, group=BACKUPS)
+    backup_archive_timeout: int = setting(
+        "BACKUP_ARCHIVE_TIMEOUT", "60",
+        "seconds after which a quiet cluster switches to a new WAL segment so that it is archived "
+        "(`archive_timeout`): the most a lost cluster can lose", integer(1), group=BACKUPS)
+
+    backup_log_path: Path = setting(  # noqa: RUF009
+        "BACKUP_LOG_PATH", "/var/log/pgbackrest", "pgBackRest's log files (owned by postgres)", path, group=BACKUPS)
     # Not settings: what start-up makes of them.
     # FORWARDED_ALLOW_IPS parsed (app/addresses.py): the proxies whose X-Forwarded-For is read;
     # None means every peer (`*`, refused in production).

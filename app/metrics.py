@@ -164,6 +164,24 @@ class _DatabaseGauges:
         for kind, trips in sorted((d.get("accountCeilingTrips") or {}).items()):
             ceilings.add_metric([kind], trips)
         yield ceilings
+        archive = d.get("archive")
+        if archive:  # pg_stat_archiver: is continuous archiving (docs/operations.md "Backups and restore") working?
+            yield GaugeMetricFamily("insurance_wal_archiving_enabled", "1 when PostgreSQL archives WAL (archive_mode)",
+                                    value=1 if archive["enabled"] else 0)
+            yield CounterMetricFamily("insurance_wal_archived", "WAL segments archived (since the statistics' reset)",
+                                      value=archive["archived"])
+            yield CounterMetricFamily("insurance_wal_archive_failures",
+                                      "Failed attempts to archive a WAL segment (since the statistics' reset)",
+                                      value=archive["failed"])
+            for name, key, doc in (
+                    ("insurance_wal_last_archived_timestamp_seconds", "lastArchivedAt",
+                     "When the last WAL segment was archived (Unix time; absent before the first)"),
+                    ("insurance_wal_last_archive_failure_timestamp_seconds", "lastFailedAt",
+                     "When archiving last failed (Unix time; absent when it never failed)")):
+                moment = GaugeMetricFamily(name, doc)
+                if archive.get(key) is not None:
+                    moment.add_metric([], float(archive[key]))
+                yield moment
 
 
 def exposition(database: dict[str, Any] | None) -> bytes:

@@ -16,6 +16,8 @@
 #   HA_DATABASE      the application database                      (default insurance)
 #   HA_UNHEALTHY_MS  monitor: a node unheard of this long is down  (default 3000)
 #   HA_DEMOTE_MS     monitor: wait for a lost primary to demote    (default 3000)
+#   HA_BACKUP        1: WAL archived from the primary to a pgBackRest repository in HA_DIR/backup
+#                    (default 1 when pgbackrest is installed); HA_STANZA (default insurance-ha)
 #
 # pg_autoctl refuses to run as root: every pg_autoctl and postgres process runs as the user
 # postgres, with its configuration, state and pid files under HA_DIR (XDG_* below), so that
@@ -33,6 +35,9 @@ HA_UNHEALTHY_MS=${HA_UNHEALTHY_MS:-3000}
 HA_DEMOTE_MS=${HA_DEMOTE_MS:-3000}
 PG_BIN=/usr/lib/postgresql/15/bin
 CRON_DATABASE=postgres
+HA_BACKUP=${HA_BACKUP:-$(command -v pgbackrest >/dev/null && echo 1 || echo 0)}
+HA_STANZA=${HA_STANZA:-insurance-ha}
+BACKUP_CONF=$HA_DIR/pgbackrest.conf
 
 log() { printf '[ha] %s\n' "$*" >&2; }
 
@@ -116,6 +121,60 @@ echo \"include 'postgresql-insurance.conf'\" >> '$dir/postgresql.conf'"
   fi
 }
 
+# Continuous archiving from whichever node is primary: one pgBackRest stanza naming both nodes'
+# data directories, archive_mode = on on both (a standby archives nothing until it is promoted;
+# then it goes on in the same stanza, on its new timeline). Each node's archive_command names
+# its own data directory (pgBackRest reads a relative %p against pg1-path). The key and the
+# repository live in HA_DIR: this formation is for development and the drills.
+write_backup_config() {
+  [ "$HA_BACKUP" = 1 ] || return 0
+  [ -f "$BACKUP_CONF" ] && return 0
+  local key
+  key=$(head -c 48 /dev/urandom | base64 | tr -d '/+=\n')
+  as_postgres mkdir -p "$HA_DIR/backup" "$HA_DIR/backup-log"
+  as_postgres tee "$BACKUP_CONF" >/dev/null <<EOF
+# scripts/ha.sh: the formation's WAL archive and backups (docs/operations.md "Backups and restore")
+[global]
+repo1-path=$HA_DIR/backup
+repo1-retention-full=2
+repo1-cipher-type=aes-256-cbc
+repo1-cipher-pass=$key
+compress-type=zst
+log-path=$HA_DIR/backup-log
+start-fast=y
+
+[$HA_STANZA]
+pg1-path=$HA_DIR/node1
+pg1-port=$HA_NODE1_PORT
+pg1-socket-path=/var/run/postgresql
+pg2-path=$HA_DIR/node2
+pg2-port=$HA_NODE2_PORT
+pg2-socket-path=/var/run/postgresql
+EOF
+  as_postgres chmod 600 "$BACKUP_CONF"
+}
+
+# Rewritten for each node after its creation: a standby's copy of the primary's files names the
+# primary's folder.
+configure_archiving() {
+  local dir=$1
+  [ "$HA_BACKUP" = 1 ] || return 0
+  as_postgres tee "$dir/postgresql-backup.conf" >/dev/null <<EOF
+# scripts/ha.sh: WAL to the formation's pgBackRest stanza from whichever node is primary
+archive_mode = on
+archive_command = 'pgbackrest --config=$BACKUP_CONF --stanza=$HA_STANZA --pg1-path=$dir archive-push %p'
+archive_timeout = 60
+EOF
+  grep -q "^include_if_exists 'postgresql-backup.conf'" "$dir/postgresql.conf" ||
+    echo "include_if_exists 'postgresql-backup.conf'" | as_postgres tee -a "$dir/postgresql.conf" >/dev/null
+}
+
+create_stanza() {
+  [ "$HA_BACKUP" = 1 ] || return 0
+  as_postgres pgbackrest --config="$BACKUP_CONF" --stanza="$HA_STANZA" stanza-create >>"$HA_DIR/backup.log" 2>&1 ||
+    { log "pgbackrest stanza-create failed; see $HA_DIR/backup.log"; tail -5 "$HA_DIR/backup.log" >&2; return 1; }
+}
+
 create_monitor() {
   [ -f "$HA_DIR/monitor/PG_VERSION" ] && return 0
   log "creating the monitor on port $HA_MONITOR_PORT"
@@ -149,6 +208,7 @@ create_node() {
   # monitor waits before it promotes the other (HA_DEMOTE_MS).
   autoctl config set --pgdata "$dir" timeout.network_partition_timeout "$(( HA_DEMOTE_MS / 1000 > 1 ? HA_DEMOTE_MS / 1000 - 1 : 1 ))" >/dev/null
   configure_node "$dir"
+  configure_archiving "$dir"
 }
 
 primary_port() {
@@ -178,6 +238,7 @@ up() {
   start "$HA_DIR/monitor"
   wait_ready "$HA_MONITOR_PORT"
   tune_monitor
+  write_backup_config
   create_node node1 "$HA_NODE1_PORT"
   start "$HA_DIR/node1"
   wait_ready "$HA_NODE1_PORT"
@@ -185,10 +246,12 @@ up() {
   start "$HA_DIR/node2"
   wait_formation
   deploy
+  create_stanza
   log "formation up in $HA_DIR (monitor $HA_MONITOR_PORT, nodes $HA_NODE1_PORT and $HA_NODE2_PORT)"
   echo "DATABASE_URL=$(app_url)"
   echo "ADMIN_DATABASE_URL=$(app_url postgres)"
   echo "MONITOR_URL=$(monitor_uri)"
+  if [ "$HA_BACKUP" = 1 ]; then echo "BACKUP_CONFIG=$BACKUP_CONF"; echo "BACKUP_STANZA=$HA_STANZA"; fi
 }
 
 down() {

@@ -10,7 +10,8 @@ PG_CONF=/etc/postgresql/$PG_VERSION/$PG_CLUSTER/postgresql.conf
 CRON_DATABASE=${CRON_DATABASE:-postgres}
 APT_PACKAGES=(postgresql-$PG_VERSION postgresql-$PG_VERSION-cron postgresql-$PG_VERSION-pgtap pgtap sqitch libdbd-pg-perl
               chromium pgbouncer  # pgbouncer: make test runs a part of the suite through it
-              postgresql-$PG_VERSION-auto-failover pg-auto-failover-cli)  # make ha-up and the failover drill
+              postgresql-$PG_VERSION-auto-failover pg-auto-failover-cli  # make ha-up and the failover drill
+              pgbackrest)  # backups, point-in-time restore and the backup drill (python -m app backup)
 
 log() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

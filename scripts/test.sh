@@ -95,17 +95,17 @@ if [ $# -eq 0 ]; then
   # 5 (nothing collected): every such test was left out above, and said so.
   .venv/bin/pytest -m "restarts_postgres$lacking" || [ $? = 5 ]
   say "pytest: the rest (the unit tier ran above)"
-  .venv/bin/pytest -m "not restarts_postgres and not upgrade and not failover$lacking" --ignore=tests/unit
+  .venv/bin/pytest -m "not restarts_postgres and not upgrade and not failover and not backup$lacking" --ignore=tests/unit
   # Databases of their own: the newest release deployed from git, filled, HEAD deployed over it;
   # once with data, once under live traffic (prints the longest pause). Skipped before a release.
   say "upgrade: the newest release to HEAD (tests/system/test_upgrade.py)"
   .venv/bin/pytest -m "upgrade$lacking" -p no:cacheprovider tests/system/test_upgrade.py
 else
   set +e
-  .venv/bin/pytest -m "not restarts_postgres and not failover$lacking" "$@"
+  .venv/bin/pytest -m "not restarts_postgres and not failover and not backup$lacking" "$@"
   rc=$?
   set -e
-  # 5: no test left (only tests/system/test_failover.py named): the drill below runs it.
+  # 5: no test left (only tests/system/test_failover.py or tests/system/test_backup.py named): the drills below run them.
   [ "$rc" = 0 ] || [ "$rc" = 5 ] || exit "$rc"
 fi
 
@@ -114,6 +114,13 @@ fi
 if [ $# -eq 0 ] || [[ " $* " == *test_failover* ]]; then
   say "failover drill: a pg_auto_failover formation of its own (tests/system/test_failover.py)"
   .venv/bin/pytest -m "failover$lacking" -p no:cacheprovider tests/system/test_failover.py || [ $? = 5 ]
+fi
+
+# The backup drill on a cluster of its own (initdb on a free port, pgBackRest's repository in a
+# folder of /tmp, removed at the end): the whole suite, or when tests/system/test_backup.py is named.
+if [ $# -eq 0 ] || [[ " $* " == *test_backup* ]]; then
+  say "backup drill: archiving, point-in-time restore, lost rows back (tests/system/test_backup.py)"
+  .venv/bin/pytest -m "backup$lacking" -p no:cacheprovider tests/system/test_backup.py || [ $? = 5 ]
 fi
 
 # The whole suite (make test, or `scripts/test.sh tests`): the routes and the pipeline once

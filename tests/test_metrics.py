@@ -58,6 +58,10 @@ async def test_the_database_gauges_are_in_every_scrape(client):
     assert {"insurance_database_up", "insurance_outbox_pending", "insurance_outbox_oldest_pending_age_seconds",
             "insurance_outbox_dead", "insurance_emissions", "insurance_retry_sweep_last_run_timestamp_seconds"} <= names
     assert value(text, "insurance_database_up") == 1
+    # The WAL archiver (pg_stat_archiver), for the backup alerts: the shared test cluster archives nothing.
+    assert {"insurance_wal_archiving_enabled", "insurance_wal_archived", "insurance_wal_archive_failures",
+            "insurance_wal_last_archived_timestamp_seconds"} <= names
+    assert value(text, "insurance_wal_archiving_enabled") in (0, 1)
 
 
 def test_serve_with_two_processes_counts_every_request_once():
@@ -111,4 +115,4 @@ async def test_the_alert_rules_and_the_dashboard_name_only_metrics_that_exist(cl
             assert family in served, f"{name} in {expr!r} is not a metric the service exposes"
     titles = {rule["alert"] for group in rules["groups"] for rule in group["rules"]}
     assert {"InsuranceOutboxBackingUp", "InsuranceOutboxDeadLetters", "InsuranceEmissionsAbandoned",
-            "InsuranceRetrySweepStopped"} <= titles
+            "InsuranceRetrySweepStopped", "InsuranceWalArchiveFailing", "InsuranceWalArchiveStale"} <= titles

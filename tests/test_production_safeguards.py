@@ -13,7 +13,7 @@ from aiosmtpd.smtp import AuthResult
 from app.config import Config, ConfigError
 from app.mail import Mailer
 from tests.conftest import ROOT, TEST_SECRETS, child_environ, free_port
-from tests.postsales.conftest import Mailbox
+from tests.fixtures.mail import Mailbox
 
 MAIL = "smtps://codes:pw@mail.example.com"
 

@@ -1,8 +1,12 @@
 -- Deploy insurance:insurance_metrics to pg
+-- Reworked after v1.0.0: read_metrics also reports the WAL archiver (pg_stat_archiver), so that
+-- /metrics shows whether continuous archiving works. Restated whole; CREATE OR REPLACE, since the
+-- released version runs first.
 -- The database's gauges for GET /metrics, read in one call at scrape time. Every part is an
--- index lookup or a small table, however full the tables (DESIGN.md §7): the pending and dead
+-- index lookup or a small table, however full the tables: the pending and dead
 -- outbox rows from outbox.request_counts, the oldest pending row through the pending index, the
--- emission totals from insurance.emission_counts, the sweep's heartbeat row.
+-- emission totals from insurance.emission_counts, the sweep's heartbeat row, the archiver's
+-- one-row statistics.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -11,10 +15,11 @@ SET LOCAL ROLE insurance_owner;
 -- read_metrics: {outboxPending (live rows not delivered), outboxDead (dead letters), outboxOldestPendingAgeSeconds,
 -- webhooksPending, webhooksOldestPendingAgeSeconds, webhooksDead (the partner webhook rows among them), emissions:
 -- [{status, provider, count}], retrySweepLastRunAt (epoch seconds or null), accountCeilingTrips
--- ({kind: trips so far})}.
+-- ({kind: trips so far}), archive: {enabled (archive_mode on or always), archived, failed (counts since the
+-- statistics' reset), lastArchivedAt, lastFailedAt (epoch seconds or null)}}.
 -- outboxOldestPendingAgeSeconds: how long the most overdue undelivered row has been due
 -- (0 when none is due; a row delayed into the future is not late).
-CREATE FUNCTION insurance.read_metrics() RETURNS jsonb
+CREATE OR REPLACE FUNCTION insurance.read_metrics() RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _outbox record;
@@ -37,12 +42,19 @@ BEGIN
     'retrySweepLastRunAt', (SELECT extract(epoch FROM j.last_run_at) FROM insurance.job_runs j
                              WHERE j.job = 'retry_sweep'),
     'accountCeilingTrips', (SELECT coalesce(pg_catalog.jsonb_object_agg(c.kind, c.trips), '{}')
-                              FROM insurance.account_ceiling_counts c));
+                              FROM insurance.account_ceiling_counts c),
+    'archive', (SELECT pg_catalog.jsonb_build_object(
+                  'enabled', pg_catalog.current_setting('archive_mode') IN ('on', 'always'),
+                  'archived', a.archived_count, 'failed', a.failed_count,
+                  'lastArchivedAt', extract(epoch FROM a.last_archived_time),
+                  'lastFailedAt', extract(epoch FROM a.last_failed_time))
+                  FROM pg_catalog.pg_stat_archiver a));
 END
 $$;
 COMMENT ON FUNCTION insurance.read_metrics() IS
   'Every database gauge of /metrics in one call: outbox pending/dead/oldest age (all rows and partner webhooks), emission counts per '
-  'status and provider, last retry sweep, account-wide ceiling trips by kind. Service role.';
+  'status and provider, last retry sweep, account-wide ceiling trips by kind, the WAL archiver''s counts and last success and '
+  'failure. Service role.';
 REVOKE ALL ON FUNCTION insurance.read_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION insurance.read_metrics() TO insurance_service, insurance_app;
 

@@ -1,7 +1,10 @@
 -- Deploy insurance:webhooks_events to pg
--- Reworked after v0.9.0 (issue 32): an emission's events cost less (_emission_event resolves
--- each channel's endpoints once per statement). Restated whole; CREATE OR REPLACE, since the
--- released version runs first.
+-- Reworked after v1.0.0: an event's webhook-id is derived from what the event tells
+-- (the item's uid, the provider, the event, the attempt, the length of the error history, the
+-- outcome, the endpoint) instead of drawn at random, so the same event queued again (the outbox
+-- of a database restored to a point in time resends what was delivered after it) reaches the
+-- partner under the id it already has, and the partner's dedupe holds. Restated whole;
+-- CREATE OR REPLACE, since the released version runs first.
 -- Partners hear back (issue 20): a channel's webhook secret (a salt; the secret itself is
 -- derived from it with WEBHOOK_SECRET_KEY, which only the processes hold), the events of its
 -- items' sales emissions written to the outbox by a trigger in the transaction that records
@@ -30,13 +33,15 @@ REVOKE ALL ON FUNCTION webhooks._endpoints(jsonb, text) FROM PUBLIC;
 -- insurance.integration_emissions, for the sales dispatch: for every row whose outcome was
 -- recorded (inserted with attempts > 0, or attempts grew), the event emission.succeeded,
 -- emission.failed or emission.abandoned goes to every endpoint of the item's channel that
--- takes it, one outbox row each with its own webhook-id, in the statement's row order and the
+-- takes it, one outbox row each with its webhook-id, in the statement's row order and the
 -- endpoints' order; one NOTIFY when any was queued. Same transaction as the state: the event
 -- exists if and only if the state was recorded. A statement trigger: a batch of outcomes
 -- (integrations.record_batch) queues all its events with one INSERT, and reads each channel
 -- of the batch (active, a secret, its endpoints for each event type it receives) once, not
 -- once per emission. Nested loops only, planned once per session: driven by the recorded
--- rows, every lookup is an index probe.
+-- rows, every lookup is an index probe. The webhook-id is a digest of what the event tells and
+-- where it goes: an event queued twice (after a point-in-time restore) keeps its id, and two
+-- different events (another attempt, another outcome, another item) never share one.
 CREATE OR REPLACE FUNCTION webhooks._emission_event() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 SET plan_cache_mode = force_generic_plan AS $$
@@ -56,6 +61,7 @@ BEGIN
   WITH recorded AS MATERIALIZED (
     SELECT x.n, e.id, e.risk_item_id, r.uid, r.policy_uid, r.channel_id, e.provider, e.event, e.status,
            e.external_id, e.attempts, e.next_retry_at, e.error_history,
+           pg_catalog.jsonb_array_length(coalesce(e.error_history, '[]')) AS history,
            CASE e.status WHEN 'SUCCESS' THEN 'emission.succeeded' WHEN 'FAILED' THEN 'emission.failed'
                          ELSE 'emission.abandoned' END AS type
       FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS x(id, n)
@@ -74,7 +80,9 @@ BEGIN
      WHERE EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = c.id))
   SELECT w.url, v.body,
          pg_catalog.jsonb_build_object(
-           'webhook-id', 'msg_' || pg_catalog.encode(pg_catalog.uuid_send(pg_catalog.gen_random_uuid()), 'hex'),
+           'webhook-id', 'msg_' || pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+             pg_catalog.concat_ws(':', d.uid, d.provider, d.event, d.attempts, d.history, d.type, w.url), 'UTF8')),
+             'hex'), 32),
            'X-Outbox-Webhook', d.channel_id),
          d.channel_id
     FROM recorded d

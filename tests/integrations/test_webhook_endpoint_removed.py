@@ -16,7 +16,8 @@ import httpx
 import orjson
 import pytest
 
-from tests.integrations.conftest import Stack, start_stack, wait_for
+from tests.conftest import wait_for
+from tests.fixtures.pipeline import Stack, start_stack
 from tests.integrations.test_webhooks import (
     SETTINGS,
     cli,

@@ -2,11 +2,7 @@
 CORS allows one origin, and helpers to read the mailed code and to log a holder in."""
 from __future__ import annotations
 
-import asyncio
-import email
-import email.policy
 import re
-import threading
 from email.message import EmailMessage
 
 import falcon.testing
@@ -16,35 +12,10 @@ from aiosmtpd.controller import Controller
 from app.app import build_services, create_app
 from app.config import Config
 from tests.conftest import child_environ, free_port, unique
+from tests.fixtures.mail import Mailbox
 
 PREFIX = "/api/postsales/v1"
 ALLOWED_ORIGIN = "https://holder.example.com"
-
-
-class Mailbox:
-    """aiosmtpd handler that keeps every received message."""
-
-    def __init__(self) -> None:
-        self.messages: list[EmailMessage] = []
-        self._lock = threading.Lock()
-
-    async def handle_DATA(self, server, session, envelope) -> str:
-        message = email.message_from_bytes(envelope.content, policy=email.policy.default)
-        with self._lock:
-            self.messages.append(message)
-        return "250 Message accepted for delivery"
-
-    def to(self, address: str) -> list[EmailMessage]:
-        with self._lock:
-            return [m for m in self.messages if m["To"] == address]
-
-    async def wait_for(self, address: str, timeout: float = 10.0) -> EmailMessage:
-        for _ in range(int(timeout / 0.02)):
-            found = self.to(address)
-            if found:
-                return found[-1]
-            await asyncio.sleep(0.02)
-        raise TimeoutError(f"no mail for {address}")
 
 
 @pytest.fixture(scope="session")

@@ -349,6 +349,20 @@ def errors_logged(stack: Stack) -> list[str]:
     return [line[:3000] for line in stack.api_log.read_text(errors="replace").splitlines() if '"error"' in line]
 
 
+def archives_on_its_timeline(formation: Formation, node: str) -> None:
+    """The promoted node archives WAL of its new timeline into the formation's pgBackRest stanza
+    (scripts/ha.sh: archive_mode on every node, only a primary archives)."""
+    def archived() -> bool:
+        rows = formation.query(
+            """SELECT a.last_archived_wal IS NOT NULL
+                      AND left(a.last_archived_wal, 8) = lpad(upper(to_hex(c.timeline_id)), 8, '0') AS ok
+                 FROM pg_stat_archiver a, pg_control_checkpoint() c""", node=node)
+        if rows and not rows[0]["ok"]:  # a quiet new primary: close its segment
+            formation.query("SELECT pg_switch_wal()", node=node)
+        return bool(rows and rows[0]["ok"])
+    wait_for(archived, timeout=90, what=f"{node} archiving WAL of its timeline after the failover")
+
+
 def sweep_ran_after(formation: Formation, since_wall: float, node: str) -> None:
     """The minute sweep ran on `node` (the new primary) after the loss, and is registered once."""
     jobs = formation.query("SELECT count(*) AS n FROM cron.job WHERE jobname = %s", SWEEP, node=node,
@@ -482,6 +496,7 @@ def test_losing_the_primary_loses_and_doubles_nothing_and_fails_back(formation, 
     with stack.worker("--concurrency", "64") as worker:
         first_loss, first_primary = drill(formation, stack, partner, worker, report)
         report(f"first drill done at {time.monotonic() - started:.0f} s")
+        archives_on_its_timeline(formation, first_primary)
         formation.up()  # the lost node comes back, rewinds and follows the new primary
         assert sorted(r["reportedstate"] for r in formation.monitor(
             "SELECT reportedstate FROM pgautofailover.node")) == ["primary", "secondary"]
