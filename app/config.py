@@ -594,8 +594,7 @@ class Config:
         "BACKUP_ARCHIVE_TIMEOUT", "60",
         "seconds after which a quiet cluster switches to a new WAL segment so that it is archived "
         "(`archive_timeout`): the most a lost cluster can lose", integer(1), group=BACKUPS)
-
-    backup_log_path: Path = setting(  # noqa: RUF009
+    backup_log_path: Path = setting(  # noqa: RUF009 - the declaration; a Path is immutable
         "BACKUP_LOG_PATH", "/var/log/pgbackrest", "pgBackRest's log files (owned by postgres)", path, group=BACKUPS)
     # Not settings: what start-up makes of them.
     # FORWARDED_ALLOW_IPS parsed (app/addresses.py): the proxies whose X-Forwarded-For is read;
