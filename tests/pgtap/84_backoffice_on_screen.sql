@@ -29,7 +29,7 @@ SELECT is((SELECT jsonb_agg(jsonb_build_object('policy', i ->> 'policyUid', 'emi
                                                (SELECT jsonb_agg(e - 'id' ORDER BY e ->> 'event') FROM jsonb_array_elements(i -> 'emissions') e))
                             ORDER BY i ->> 'policyUid')
              FROM jsonb_array_elements(dashboard.search('screen-') -> 'items') i),
-          '[{"policy": "SCREEN-1", "emissions": [{"event": "POLICY_CREATED", "provider": "PROVIDER_A", "state": "PENDING"},
+          '[{"policy": "SCREEN-1", "emissions": [{"event": "POLICY_CREATED", "provider": "PROVIDER_A", "state": "RETRY_QUEUED"},
                                                  {"event": "SALES_DISPATCH", "provider": "PROVIDER_A", "state": "ABANDONED"}]},
             {"policy": "SCREEN-2", "emissions": [{"event": "SALES_DISPATCH", "provider": "PROVIDER_A", "state": "SUCCESS"}]}]',
           'each search result carries its emissions, each in the state the emissions page shows');
