@@ -54,6 +54,7 @@ STATEMENTS = {
 def deploy(tree: Path, db: str) -> str:
     url = f"postgresql://postgres@{PGHOST}:{PGPORT}/{db}"
     with psycopg.connect(f"postgresql://postgres@{PGHOST}:{PGPORT}/postgres", autocommit=True) as conn:
+        conn.execute("SELECT cron.unschedule(jobid) FROM cron.job WHERE database = %s", (db,))
         conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{db}"')
     subprocess.run(["sqitch", "--chdir", str(tree), "deploy", f"db:pg://postgres@{PGHOST}:{PGPORT}/{db}"],
@@ -205,7 +206,8 @@ def main() -> int:
             conn.close()
         if not args.keep:
             with psycopg.connect(f"postgresql://postgres@{PGHOST}:{PGPORT}/postgres", autocommit=True) as conn:
-                for db in dbs.values():
+                for db in dbs.values():  # its pg_cron jobs first (the deploy scheduled them)
+                    conn.execute("SELECT cron.unschedule(jobid) FROM cron.job WHERE database = %s", (db,))
                     conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
     return 0
 
