@@ -33,7 +33,7 @@ printed `ok` or `FAILED` with what broke; the exit status is 1 when one broke:
      shorter run. A process that keeps a few caches grows a little and stops; one that grows
      with traffic grows without end, and an hour shows it.
 
-The rates are the operations' per second at --rate 1 (about 20 requests/s, 3 new items/s): a
+The rates are the operations' per second at --rate 1 (about 17 requests/s, 3 new items/s): a
 modest load that leaves a shared machine to others. Tests plant faults the invariants must catch:
 --plant lost-item (an item inserted with its triggers off, so no emission is ever queued) and
 --plant leak (the API process imports a module that holds on to a megabyte every 200 ms).
