@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .PHONY: setup run test ha-up ha-down backup-up migrate sandbox clean lint-openapi sql-reference schema privacy-doc \
         bench bench-postsales bench-gateway bench-orchestrator bench-emissions bench-trpc bench-scale bench-statements \
-        bench-server-limits bench-compare bench-archiving
+        bench-server-limits bench-compare bench-archiving soak
 
 PORT ?= 8000
 
@@ -70,6 +70,12 @@ bench:
 	  for target in $(BENCHES); do $(MAKE) --no-print-directory $$target 2>&1 | tee -a $$out; \
 	    [ "$${PIPESTATUS[0]}" = 0 ] || rc=1; done; \
 	  .venv/bin/python -m bench.record collect $$out bench/results.json; rm -f $$out; exit $$rc
+
+## A mixed load at a steady rate for MINUTES (default 10): partners, holders, the back-office, webhooks, the
+## worker draining; throughput and p99 per operation every minute, then the invariants (exit 1 when one broke).
+## `make soak MINUTES=60 ARGS="--rate 0.5"`; see bench/soak.py.
+soak: setup
+	@.venv/bin/python -m bench.soak --minutes $(or $(MINUTES),10) $(ARGS)
 
 ## Two commits side by side, each bench alternately in A and B (B defaults to this tree as it is):
 ## `make bench-compare A=main B=HEAD BENCHES_ONLY=postsales,gateway ROUNDS=2`; writes bench/compare.json.

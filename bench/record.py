@@ -9,8 +9,11 @@
         figures compare), writes bench/compare.json and prints each figure of both, run by run.
 
 A commit whose benches print no BENCH-RECORD line still compares on its goal lines
-("goal met"/"GOAL MISSED"). Worktrees share this tree's .venv (a commit that changed
-pyproject.toml is compared with this tree's packages) and are removed at the end.
+("goal met"/"GOAL MISSED"). Worktrees share this tree's .venv and are removed at the end.
+Before the first run, both builds' dependencies are installed: each commit's pyproject.toml
+(its dependencies and its `bench` extra: procrastinate, py-spy) into the .venv, whatever is
+missing only, and, for the emissions bench, each commit's Graphile Worker (bench/graphile,
+`npm ci`; a worktree whose lock file equals this tree's shares its node_modules).
 """
 from __future__ import annotations
 
@@ -22,7 +25,14 @@ import re
 import subprocess
 import sys
 import tempfile
+import tomllib
+from importlib import metadata
 from pathlib import Path
+
+try:  # pytest's dependency, so in the .venv of `make setup`; without it everything counts as missing
+    from packaging.requirements import Requirement
+except ImportError:  # pragma: no cover
+    Requirement = None
 
 from bench.lib import RECORD_PREFIX, ROOT
 
@@ -55,9 +65,9 @@ def parse(output: str, bench: str | None = None) -> dict[str, dict]:
 
 
 def commit_of(tree: Path) -> dict[str, object]:
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True, check=False).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=tree,
-                                capture_output=True, text=True).stdout.strip())
+                                capture_output=True, text=True, check=False).stdout.strip())
     return {"commit": head, "dirty": dirty}
 
 
@@ -73,7 +83,7 @@ def collect(output: Path, target: Path) -> int:
 def run_bench(tree: Path, bench: str, extra: list[str]) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), *BENCHES[bench], *extra], cwd=tree, env=env,
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     print(proc.stdout, end="", flush=True)
     figures = parse(proc.stdout, bench).get(bench)
     if figures is None:
@@ -81,6 +91,54 @@ def run_bench(tree: Path, bench: str, extra: list[str]) -> dict:
         print(f"[bench] {bench} in {tree} printed no figures (exit {proc.returncode})", file=sys.stderr)
         return {"figures": {}, "yardsticks": {}}
     return figures
+
+
+def requirements(tree: Path) -> list[str]:
+    """What a build needs to run its benches: its pyproject.toml's dependencies and `bench` extra."""
+    project = tomllib.loads((tree / "pyproject.toml").read_text())["project"]
+    return [*project.get("dependencies", []), *project.get("optional-dependencies", {}).get("bench", [])]
+
+
+def missing(wanted: list[str]) -> list[str]:
+    """The requirements that the running Python's packages do not satisfy (absent, or another version)."""
+    if Requirement is None:
+        return list(wanted)
+    found = []
+    for text in wanted:
+        requirement = Requirement(text)
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        try:
+            version = metadata.version(requirement.name)
+        except metadata.PackageNotFoundError:
+            found.append(text)
+            continue
+        if requirement.specifier and not requirement.specifier.contains(version, prereleases=True):
+            found.append(text)
+    return found
+
+
+def install_dependencies(trees: list[Path], benches: list[str]) -> None:
+    """Both builds' Python packages (into this tree's .venv, which every worktree shares) and, for
+    the emissions bench, their Graphile Worker; before any bench runs, so that no round of one
+    build fails on a package that the other's Makefile target would have installed."""
+    wanted = list(dict.fromkeys(r for tree in trees for r in requirements(tree)))
+    if absent := missing(wanted):
+        print(f"[bench] installing {', '.join(absent)}", file=sys.stderr, flush=True)
+        subprocess.run([str(ROOT / ".venv" / "bin" / "pip"), "install", "-q", *absent], check=True)
+    if "emissions" not in benches:
+        return
+    ours = ROOT / "bench" / "graphile"
+    for tree in dict.fromkeys([ROOT, *trees]):
+        graphile = tree / "bench" / "graphile"
+        if not (graphile / "package-lock.json").exists() or (graphile / "node_modules").exists():
+            continue
+        if tree != ROOT and (ours / "node_modules").is_dir() and \
+                (graphile / "package-lock.json").read_bytes() == (ours / "package-lock.json").read_bytes():
+            (graphile / "node_modules").symlink_to(ours / "node_modules")
+            continue
+        subprocess.run(["npm", "ci", "--prefix", str(graphile), "--no-audit", "--no-fund", "--loglevel=error"],
+                       check=True)
 
 
 def compare(a: str, b: str, benches: list[str], rounds: int, extra: list[str]) -> int:
@@ -95,10 +153,9 @@ def compare(a: str, b: str, benches: list[str], rounds: int, extra: list[str]) -
             subprocess.run(["git", "worktree", "add", "--detach", "-f", str(path), rev], cwd=ROOT, check=True,
                            stdout=subprocess.DEVNULL)
             (path / ".venv").symlink_to(ROOT / ".venv")
-            if (ROOT / "bench" / "graphile" / "node_modules").is_dir():  # bench-emissions' Graphile Worker
-                (path / "bench" / "graphile" / "node_modules").symlink_to(ROOT / "bench" / "graphile" / "node_modules")
             made.append(path)
             trees[rev] = path
+        install_dependencies(list(trees.values()), benches)
         runs: dict[str, dict[str, list[dict]]] = {rev: {bench: [] for bench in benches} for rev in (a, b)}
         for bench in benches:
             for number in range(rounds):

@@ -333,14 +333,19 @@ DROP FUNCTION IF EXISTS dashboard._risk_item_context(bigint);
 -- (a session's claims: role dashboard and a subject) are checked first, as they would hide the item.
 -- The item is found by id, or by uid through coalesce: one generic plan serves both, kept for
 -- the session (an OR of the two made the plan cache plan every call again).
+-- Webhook deliveries exist only for an item sold through a channel (a channel_id, set at the
+-- insert and never changed) that has emissions: for any other item the answer's webhooks are
+-- '[]' without the call of _emission_webhooks (a call and a plan start-up that find nothing).
+-- The claims are read once (insurance.claims()), not parsed once per claim.
 CREATE OR REPLACE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid DEFAULT NULL) RETURNS jsonb
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
   _answer jsonb;
+  _claims jsonb := insurance.claims();
 BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN  -- the owner may; anyone else is refused
     PERFORM insurance.require_role('insurance_dashboard');
-  ELSIF insurance.claim('role') IS DISTINCT FROM 'dashboard' OR insurance.claim('sub') IS NULL THEN
+  ELSIF _claims ->> 'role' IS DISTINCT FROM 'dashboard' OR _claims ->> 'sub' IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
   END IF;
   SELECT pg_catalog.jsonb_build_object(
@@ -352,7 +357,8 @@ BEGIN
              'beneficiaries', coalesce((SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.is_holder DESC, b.id)
                                           FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]')),
            'emissions', coalesce(em.list, '[]'),
-           'webhooks', dashboard._emission_webhooks(em.ids))
+           'webhooks', CASE WHEN r.channel_id IS NULL OR em.ids = '{}' THEN '[]'::jsonb
+                            ELSE dashboard._emission_webhooks(em.ids) END)
     INTO _answer
     FROM insurance.risk_items r
     JOIN insurance.packages p ON p.id = r.package_id

@@ -97,22 +97,32 @@ GRANT EXECUTE ON FUNCTION postsales.beneficiary_fields(jsonb, boolean) TO insura
 -- ---------------------------------------------------------------- entry points
 
 -- my_risk_items(): the caller's active risk items (summary, newest first), as one JSON array.
--- plpgsql so that the plan is cached per session: one generic plan (force_generic_plan: the
--- e-mail is its one parameter), RLS included, serves every call. The claimant join starts from
--- the caller's e-mail (primary key range); the policies agree with it.
+-- plpgsql so that the plan is cached per session: its queries have no parameter, so one generic
+-- plan serves every call (no plan_cache_mode clause: a SET clause costs every call). For the holder the claimant policies alone pick the
+-- rows: risk_items_select_holder's array of the claimant's item ids is the primary key's index
+-- condition, and authorized_claimants is read once, inside it (a join of authorized_claimants
+-- here read it a second time, under its own policy, and made the item policy a hashed
+-- subplan). Another caller require_role lets through (an operator, whom no policy holds) meets
+-- the same rule written out: the items of the e-mail claim.
 CREATE OR REPLACE FUNCTION postsales.my_risk_items()
  RETURNS json
  LANGUAGE plpgsql
  STABLE
  SET search_path = ''
- SET plan_cache_mode = force_generic_plan
 AS $$
-DECLARE
-  _email text := insurance.claim('email');  -- once, as a plain expression: no subquery per call
 BEGIN
-  IF pg_catalog.current_setting('role') <> 'insurance_holder' THEN  -- see risk_item()
-    PERFORM insurance.require_role('insurance_holder');
+  IF pg_catalog.current_setting('role') = 'insurance_holder' THEN  -- see risk_item()
+    RETURN (
+      SELECT coalesce(json_agg(json_build_object(
+               'id', ri.id, 'uid', ri.uid, 'policy_uid', ri.policy_uid, 'status', ri.status,
+               'variant', ri.variant, 'insured_subject', ri.insured_subject,
+               'package', json_build_object('uid', p.uid, 'name', p.name),
+               'created_at', ri.created_at, 'updated_at', ri.updated_at) ORDER BY ri.id DESC), '[]')
+        FROM insurance.risk_items ri
+        JOIN insurance.packages p ON p.id = ri.package_id
+       WHERE ri.status = 'active');
   END IF;
+  PERFORM insurance.require_role('insurance_holder');
   RETURN (
     SELECT coalesce(json_agg(json_build_object(
              'id', ri.id, 'uid', ri.uid, 'policy_uid', ri.policy_uid, 'status', ri.status,
@@ -122,7 +132,7 @@ BEGIN
       FROM insurance.authorized_claimants ac
       JOIN insurance.risk_items ri ON ri.id = ac.risk_item_id
       JOIN insurance.packages p ON p.id = ri.package_id
-     WHERE ac.email = _email AND ri.status = 'active');
+     WHERE ac.email = insurance.claim('email') AND ri.status = 'active');
 END
 $$;
 COMMENT ON FUNCTION postsales.my_risk_items() IS
