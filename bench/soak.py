@@ -1,7 +1,7 @@
 """The soak: a mixed load at a steady, bounded rate for minutes or an hour, then the invariants.
 
     make soak MINUTES=10                 # or: .venv/bin/python -m bench.soak --minutes 10 [--rate 1]
-    .venv/bin/python -m bench.soak --seconds 30   # a short run (tests/test_soak.py)
+    .venv/bin/python -m bench.soak --seconds 30   # a short run (tests/system/test_soak.py)
 
 On a throwaway database (deployed with sqitch, dropped at the end) it starts the provider sandbox,
 the API (`serve`) and one outbox worker as real processes, as bench/emissions.py does, and sends,
