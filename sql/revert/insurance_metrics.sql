@@ -6,4 +6,4 @@ SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 DROP FUNCTION insurance.read_metrics();
-\ir ../deploy/insurance_metrics@v1.0.0.sql
+\ir ../deploy/insurance_metrics@v0.9.0.sql

@@ -6,4 +6,4 @@ DROP FUNCTION insurance.purge_expired();
 DROP FUNCTION insurance.set_outbox_retention(interval);
 DROP FUNCTION insurance.set_cron_history_retention(interval);
 COMMIT;
-\ir ../deploy/insurance_retention_job@v1.0.0.sql
+\ir ../deploy/insurance_retention_job@v0.9.0.sql

@@ -8,4 +8,4 @@ DROP FUNCTION integrations._begin_one(jsonb, text, integer);
 DROP FUNCTION integrations.begin_batch(jsonb, text, integer);
 DROP FUNCTION integrations.emission_json(insurance.integration_emissions);
 -- The released file's own BEGIN only warns inside this transaction; its COMMIT ends it.
-\ir ../deploy/integrations_emission_claims@v1.0.0.sql
+\ir ../deploy/integrations_emission_claims@v0.9.0.sql

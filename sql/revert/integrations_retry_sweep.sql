@@ -8,4 +8,4 @@ DROP FUNCTION integrations.run_sweep();
 DROP FUNCTION integrations.sweep();
 RESET ROLE;
 -- The released file's own BEGIN only warns inside this transaction; its COMMIT ends it.
-\ir ../deploy/integrations_retry_sweep@v1.0.0.sql
+\ir ../deploy/integrations_retry_sweep@v0.9.0.sql
