@@ -78,6 +78,23 @@ CREATE FUNCTION admin._webhooks_without_branch(_branches text[], _webhooks jsonb
      AND NOT EXISTS (SELECT FROM pg_catalog.unnest(_branches) AS b WHERE b LIKE 'integrations/%')
 $$;
 
+COMMENT ON FUNCTION admin.audit_about(_email text, _limit integer) IS 'The audit rows whose targets name the e-mail (views, exports, erasures, changes), newest first, at most _limit. Operators (`audit --about`).';
+
+REVOKE ALL ON FUNCTION admin.audit_about(_email text, _limit integer) FROM PUBLIC;
+
+CREATE FUNCTION admin.audit_about(_email text, _limit integer) RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) ORDER BY a.id DESC), '[]')
+    FROM (SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result,
+                 a.details
+            FROM insurance.audit_log a
+           WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
+              OR a.targets @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('email', pg_catalog.lower(_email)))
+           ORDER BY a.id DESC LIMIT _limit) a
+$$;
+
 COMMENT ON FUNCTION admin.create_channel(_actor text, _name text, _branches text[], _api_key_hash bytea, _ia_keys jsonb, _integration_payload jsonb, _package_uids text[]) IS 'Creates a partner channel with the SHA-256 of its new API key (the key itself is never stored), its branches, IA keys, integration payload and the packages _package_uids it may sell; audited; returns {id, name, branches, packages}, or refuses CHANNEL_NAME_TAKEN / UNKNOWN_PACKAGE / WEBHOOKS_NEED_INTEGRATIONS_BRANCH (nothing made). Operators.';
 
 REVOKE ALL ON FUNCTION admin.create_channel(_actor text, _name text, _branches text[], _api_key_hash bytea, _ia_keys jsonb, _integration_payload jsonb, _package_uids text[]) FROM PUBLIC;
@@ -387,6 +404,17 @@ COMMENT ON FUNCTION admin.list_packages() IS 'Every package with its variants, o
 
 REVOKE ALL ON FUNCTION admin.list_packages() FROM PUBLIC;
 
+CREATE FUNCTION admin.list_provider_pauses() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  SELECT integrations.paused_providers()
+$$;
+
+COMMENT ON FUNCTION admin.list_provider_pauses() IS 'The pauses in force: {provider: {pausedAt, until}}. Operators.';
+
+REVOKE ALL ON FUNCTION admin.list_provider_pauses() FROM PUBLIC;
+
 COMMENT ON FUNCTION admin.package_json(_id bigint) IS 'Package _id with its variants as the command line prints it, or NULL. Operators.';
 
 REVOKE ALL ON FUNCTION admin.package_json(_id bigint) FROM PUBLIC;
@@ -404,6 +432,72 @@ CREATE FUNCTION admin.package_json(_id bigint) RETURNS jsonb
                                           'currency', v.currency, 'coverages', v.coverages) ORDER BY v.code)
                                    FROM insurance.package_variants v WHERE v.package_id = p.id), '[]'))
     FROM insurance.packages p WHERE p.id = _id
+$$;
+
+COMMENT ON FUNCTION admin.pause_provider(_actor text, _provider text, _until timestamp with time zone) IS 'Pauses provider _provider until _until (NULL: until resumed), audited providers.pause; refuses UNTIL_IN_THE_PAST; returns {provider, paused, pausedAt, until}. Operators.';
+
+REVOKE ALL ON FUNCTION admin.pause_provider(_actor text, _provider text, _until timestamp with time zone) FROM PUBLIC;
+
+CREATE FUNCTION admin.pause_provider(_actor text, _provider text, _until timestamp with time zone) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _out jsonb;
+BEGIN
+  IF _until IS NOT NULL AND _until <= pg_catalog.now() THEN
+    RETURN admin._refused(_actor, 'providers.pause', pg_catalog.jsonb_build_array(_provider), 'UNTIL_IN_THE_PAST',
+                          '--until must be in the future');
+  END IF;
+  _out := integrations.pause_provider(pg_catalog.upper(_provider), _until);
+  PERFORM insurance.record_audit(_actor, 'providers.pause', pg_catalog.jsonb_build_array(_out ->> 'provider'), 'ok',
+                                 pg_catalog.jsonb_build_object('until', _until));
+  RETURN _out;
+END
+$$;
+
+COMMENT ON FUNCTION admin.person_erase(_actor text, _email text) IS 'Command line `people erase`: erasure under retention (insurance._person_erase), audited. Operators.';
+
+REVOKE ALL ON FUNCTION admin.person_erase(_actor text, _email text) FROM PUBLIC;
+
+CREATE FUNCTION admin.person_erase(_actor text, _email text) RETURNS jsonb
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  SELECT insurance._person_erase(_actor, _email, NULL)
+$$;
+
+COMMENT ON FUNCTION admin.person_export(_actor text, _email text) IS 'Command line `people export`: everything held about a person (insurance._person_export), audited. Operators.';
+
+REVOKE ALL ON FUNCTION admin.person_export(_actor text, _email text) FROM PUBLIC;
+
+CREATE FUNCTION admin.person_export(_actor text, _email text) RETURNS jsonb
+    LANGUAGE sql
+    SET search_path TO ''
+    AS $$
+  SELECT insurance._person_export(_actor, _email, NULL)
+$$;
+
+COMMENT ON FUNCTION admin.resume_provider(_actor text, _provider text) IS 'Resumes provider _provider (its due emissions queued at once), audited providers.resume; refuses PROVIDER_NOT_PAUSED; returns {provider, paused, wasPaused, retriesQueued}. Operators.';
+
+REVOKE ALL ON FUNCTION admin.resume_provider(_actor text, _provider text) FROM PUBLIC;
+
+CREATE FUNCTION admin.resume_provider(_actor text, _provider text) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _out jsonb;
+BEGIN
+  IF NOT integrations.paused_providers() ? pg_catalog.upper(_provider) THEN
+    RETURN admin._refused(_actor, 'providers.resume', pg_catalog.jsonb_build_array(pg_catalog.upper(_provider)),
+                          'PROVIDER_NOT_PAUSED', pg_catalog.format('%s is not paused', pg_catalog.upper(_provider)));
+  END IF;
+  _out := integrations.resume_provider(pg_catalog.upper(_provider));
+  PERFORM insurance.record_audit(_actor, 'providers.resume', pg_catalog.jsonb_build_array(_out ->> 'provider'), 'ok',
+                                 pg_catalog.jsonb_build_object('retriesQueued', _out -> 'retriesQueued'));
+  RETURN _out;
+END
 $$;
 
 COMMENT ON FUNCTION admin.revoke_channel(_actor text, _id uuid) IS 'Revokes channel _id: its key and tokens stop working at once; audited; refuses CHANNEL_NOT_FOUND. Operators.';
@@ -527,7 +621,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION admin.set_channel_webhooks(_actor text, _id uuid, _webhooks jsonb) IS 'Takes the actor, a channel id and its webhook endpoints (a JSON array, checked by the command line); replaces them, audited as channels.webhooks; returns {id, name, branches, webhooks, needsSecret} or refuses CHANNEL_NOT_FOUND / CHANNEL_REVOKED / WEBHOOKS_INVALID / WEBHOOKS_NEED_INTEGRATIONS_BRANCH. Operators.';
+COMMENT ON FUNCTION admin.set_channel_webhooks(_actor text, _id uuid, _webhooks jsonb) IS 'Takes the actor, a channel id and its webhook endpoints (a JSON array, checked by the command line); replaces them, audited as channels.webhooks, and ends the pending deliveries to an endpoint no longer there (dead, ENDPOINT_REMOVED, audited as webhooks.endpoint_removed); returns {id, name, branches, webhooks, needsSecret, endedDeliveries} or refuses CHANNEL_NOT_FOUND / CHANNEL_REVOKED / WEBHOOKS_INVALID / WEBHOOKS_NEED_INTEGRATIONS_BRANCH. Operators.';
 
 REVOKE ALL ON FUNCTION admin.set_channel_webhooks(_actor text, _id uuid, _webhooks jsonb) FROM PUBLIC;
 
@@ -537,6 +631,7 @@ CREATE FUNCTION admin.set_channel_webhooks(_actor text, _id uuid, _webhooks json
     AS $$
 DECLARE
   _channel insurance.channels;
+  _ended bigint[];
   _targets jsonb := pg_catalog.jsonb_build_array(_id);
 BEGIN
   SELECT * INTO _channel FROM insurance.channels c WHERE c.id = _id FOR UPDATE;
@@ -557,10 +652,13 @@ BEGIN
   PERFORM insurance.record_audit(_actor, 'channels.webhooks', _targets, 'ok',
             pg_catalog.jsonb_build_object('webhooks', _webhooks,
                                           'before', coalesce(_channel.integration_payload -> 'webhooks', '[]')));
+  -- A removed endpoint never receives another event: its pending rows end now, visibly.
+  _ended := outbox._end_removed_endpoints(_actor, _id, NULL);
   RETURN pg_catalog.jsonb_build_object(
     'id', _channel.id, 'name', _channel.name, 'branches', _channel.branches, 'webhooks', _webhooks,
     'needsSecret', pg_catalog.jsonb_array_length(_webhooks) > 0
-                   AND NOT EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = _id));
+                   AND NOT EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = _id),
+    'endedDeliveries', pg_catalog.cardinality(_ended));
 END
 $$;
 

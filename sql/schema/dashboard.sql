@@ -93,15 +93,20 @@ CREATE FUNCTION dashboard._emission_json(_e insurance.integration_emissions, _r 
  SELECT jsonb_build_object('id', (_e).id, 'riskItemId', (_e).risk_item_id, 'riskItemUid', (_r).uid, 'policyUid', (_r).policy_uid, 'provider', (_e).provider, 'event', (_e).event, 'status', (_e).status, 'attempts', (_e).attempts, 'nextRetryAt', (_e).next_retry_at, 'lastError', ((_e).error_history -> '-1'::integer), 'externalId', (_e).external_id, 'createdAt', (_e).created_at, 'updatedAt', (_e).updated_at, 'state', _state) AS jsonb_build_object;
 END;
 
-COMMENT ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions) IS 'The state the back-office shows for emission _e: IN_PROGRESS (a live claim of its key), PENDING (FAILED and due: a retry queued), else its status. Dashboard role.';
+COMMENT ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions) IS 'The state (dashboard._emission_state(e, claimed, paused)) of emission _e, its claim and its provider''s pause read. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions) TO insurance_dashboard;
 
-COMMENT ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean) IS 'The state the back-office shows for emission _e whose key is (_claimed) or is not claimed now: IN_PROGRESS, PENDING (FAILED and due: a retry queued), else its status. Inlined; dashboard role.';
+COMMENT ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean) IS 'The state (dashboard._emission_state(e, claimed, paused)) of emission _e whose key is (_claimed) or is not claimed now, its provider''s pause read. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean) TO insurance_dashboard;
+
+COMMENT ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean, _paused boolean) IS 'The one state of emission _e whose key is (_claimed) or is not claimed now and whose provider is (_paused) or is not paused: SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED (FAILED and due) or FAILED (its next retry later). Inlined; dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean, _paused boolean) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean, _paused boolean) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard._emission_state(_e insurance.integration_emissions) RETURNS text
     LANGUAGE plpgsql STABLE SECURITY DEFINER
@@ -111,19 +116,28 @@ BEGIN
   RETURN dashboard._emission_state(_e, EXISTS (
            SELECT FROM insurance.emission_claims c
             WHERE c.risk_item_id = _e.risk_item_id AND c.provider = _e.provider AND c.event = _e.event
-              AND c.lease_until > pg_catalog.now()));
+              AND c.lease_until > pg_catalog.now()), _e.provider = ANY (dashboard._paused_providers()));
 END
 $$;
 
 CREATE FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean) RETURNS text
     LANGUAGE sql STABLE
     BEGIN ATOMIC
+ SELECT dashboard._emission_state(_e, _claimed, ((_e).provider = ANY (dashboard._paused_providers()))) AS _emission_state;
+END;
+
+CREATE FUNCTION dashboard._emission_state(_e insurance.integration_emissions, _claimed boolean, _paused boolean) RETURNS text
+    LANGUAGE sql STABLE
+    BEGIN ATOMIC
  SELECT
          CASE
-             WHEN (((_e).status <> 'SUCCESS'::text) AND _claimed) THEN 'IN_PROGRESS'::text
-             WHEN (((_e).status = 'FAILED'::text) AND ((_e).next_retry_at <= now())) THEN 'PENDING'::text
-             ELSE (_e).status
-         END AS status;
+             WHEN ((_e).status = 'SUCCESS'::text) THEN 'SUCCESS'::text
+             WHEN _claimed THEN 'IN_PROGRESS'::text
+             WHEN ((_e).status = 'ABANDONED'::text) THEN 'ABANDONED'::text
+             WHEN _paused THEN 'PAUSED'::text
+             WHEN ((_e).next_retry_at <= now()) THEN 'RETRY_QUEUED'::text
+             ELSE 'FAILED'::text
+         END AS "case";
 END;
 
 COMMENT ON FUNCTION dashboard._emission_webhooks(_ids bigint[]) IS 'Every partner webhook delivery of the emissions _ids, oldest first: [{id, eventId, type, url, status (pending, failing, delivered, dead), attempts, lastHttpStatus, lastError, nextTryAt, deliveredAt, createdAt, emissionId}]. Dashboard role.';
@@ -190,6 +204,48 @@ CREATE FUNCTION dashboard._outbox_url(_url text) RETURNS text
               ELSE coalesce(substring(_url FROM '^(https?://[^/?#]+)'), '') || '/…' END
 $$;
 
+COMMENT ON FUNCTION dashboard._p95_ms(_buckets integer[]) IS 'The p95 of an answer-time histogram _buckets (insurance.provider_call_buckets): its bucket''s upper bound in ms (the last, open bucket says its lower bound), NULL when empty. Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard._p95_ms(_buckets integer[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard._p95_ms(_buckets integer[]) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard._p95_ms(_buckets integer[]) RETURNS integer
+    LANGUAGE plpgsql IMMUTABLE
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _bounds integer[] := insurance.provider_call_buckets();
+  _total numeric := (SELECT sum(n) FROM pg_catalog.unnest(_buckets) n);
+  _seen numeric := 0;
+BEGIN
+  IF coalesce(_total, 0) = 0 THEN
+    RETURN NULL;
+  END IF;
+  FOR _i IN 1 .. pg_catalog.cardinality(_buckets) LOOP
+    _seen := _seen + _buckets[_i];
+    IF _seen >= pg_catalog.ceil(_total * 0.95) THEN
+      RETURN _bounds[least(_i, pg_catalog.cardinality(_bounds))];
+    END IF;
+  END LOOP;
+  RETURN _bounds[pg_catalog.cardinality(_bounds)];
+END
+$$;
+
+CREATE FUNCTION dashboard._paused_providers() RETURNS text[]
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+BEGIN
+  RETURN ARRAY(SELECT z.provider FROM insurance.provider_pauses z
+                WHERE z.until IS NULL OR z.until > pg_catalog.now() ORDER BY z.provider);
+END
+$$;
+
+COMMENT ON FUNCTION dashboard._paused_providers() IS 'The providers paused now (insurance.provider_pauses in force), by code. Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard._paused_providers() FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard._paused_providers() TO insurance_dashboard;
+
 COMMENT ON FUNCTION dashboard._policy_prefix_ids(_prefix text) IS 'The ids of the first 51 risk items (policy-number order) whose lower-case policy number begins with _prefix and is not _prefix, through risk_items_policy_uid_prefix_idx. Helper of dashboard.search (its owner).';
 
 REVOKE ALL ON FUNCTION dashboard._policy_prefix_ids(_prefix text) FROM PUBLIC;
@@ -207,6 +263,29 @@ BEGIN
                   AND pg_catalog.lower(r.policy_uid) OPERATOR(pg_catalog.~<~) (_prefix || U&'\+10FFFF')
                   AND pg_catalog.lower(r.policy_uid) <> _prefix
                 ORDER BY pg_catalog.lower(r.policy_uid) USING OPERATOR(pg_catalog.~<~) LIMIT 51);
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.audit_about(_email text, _limit integer) IS 'The audit rows whose targets name the e-mail (views, exports, erasures), newest first, at most _limit (1..500). Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard.audit_about(_email text, _limit integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.audit_about(_email text, _limit integer) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.audit_about(_email text, _limit integer) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.audit_about(_email text, _limit integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE
+    SET search_path TO ''
+    AS $$
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 500 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 500', DETAIL = 'BAD_REQUEST';
+  END IF;
+  RETURN (SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) ORDER BY a.id DESC), '[]')
+            FROM (SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result
+                    FROM insurance.audit_log a
+                   WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
+                   ORDER BY a.id DESC LIMIT _limit) a);
 END
 $$;
 
@@ -249,7 +328,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION dashboard.disable_user(_email text) IS 'admin.disable_dashboard_user as the session''s user, via backoffice: refuses _email''s login and ends their sessions; {email, active, sessionsEnded} or the audited refusal {error: USER_NOT_FOUND, message}. Dashboard session only.';
+COMMENT ON FUNCTION dashboard.disable_user(_email text) IS 'admin.disable_dashboard_user as the session''s user, via backoffice: refuses _email''s login and ends their sessions; {email, active, sessionsEnded}, or an audited refusal {error, message}: OWN_ACCOUNT (the session''s own user), LAST_ENABLED_USER (nobody else enabled), USER_NOT_FOUND. One at a time. Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.disable_user(_email text) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.disable_user(_email text) TO insurance_app;
@@ -259,9 +338,25 @@ CREATE FUNCTION dashboard.disable_user(_email text) RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
+DECLARE
+  _target insurance.dashboard_users;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   PERFORM dashboard._as_backoffice();
+  -- One disable at a time: two operators disabling each other at the same moment would each
+  -- see the other enabled, and leave nobody who can log in.
+  PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('dashboard.disable_user'));
+  SELECT * INTO _target FROM insurance.dashboard_users u WHERE u.email = pg_catalog.lower(_email);
+  IF _target.id::text = insurance.claim('sub') AND _target.email = pg_catalog.lower(insurance.claim('email')) THEN
+    RETURN admin._refused(dashboard._actor(), 'users.disable', pg_catalog.jsonb_build_array(_target.email),
+                          'OWN_ACCOUNT', 'you cannot disable your own account: another operator can, or the '
+                          'command line (python -m app users disable --email E)');
+  END IF;
+  IF _target.active AND NOT EXISTS (SELECT FROM insurance.dashboard_users u WHERE u.active AND u.id <> _target.id) THEN
+    RETURN admin._refused(dashboard._actor(), 'users.disable', pg_catalog.jsonb_build_array(_target.email),
+                          'LAST_ENABLED_USER', pg_catalog.format('%s is the last enabled back-office user: nobody '
+                          'could log in', _target.email));
+  END IF;
   RETURN admin.disable_dashboard_user(dashboard._actor(), _email);
 END
 $$;
@@ -274,25 +369,62 @@ DECLARE
   _counts jsonb;
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
-  SELECT pg_catalog.jsonb_object_agg(s.status, coalesce(t.count, 0)) INTO _counts
-    FROM (VALUES ('SUCCESS'), ('FAILED'), ('ABANDONED')) s(status)
-    LEFT JOIN (SELECT c ->> 'status' AS status, sum((c ->> 'count')::bigint) AS count
-                 FROM pg_catalog.jsonb_array_elements(insurance.fold_emission_counts()) c GROUP BY 1) t
-      ON t.status = s.status;
-  RETURN _counts || pg_catalog.jsonb_build_object(
-    'PENDING', (SELECT pg_catalog.count(*) FROM insurance.integration_emissions e
-                 WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()),
-    'IN_PROGRESS', pg_catalog.cardinality(dashboard._in_progress_ids()));
+  PERFORM insurance.fold_emission_counts();  -- keeps the deltas read below few
+  WITH kept AS (
+    SELECT k.status, k.provider, sum(k.count) AS count
+      FROM (SELECT c.status, c.provider, c.count FROM insurance.emission_counts c
+            UNION ALL
+            SELECT d.status, d.provider, d.delta FROM insurance.emission_count_deltas d) k
+     GROUP BY k.status, k.provider
+  ), paused AS (
+    SELECT z.provider FROM insurance.provider_pauses z WHERE z.until IS NULL OR z.until > pg_catalog.now()
+  ), busy AS (
+    SELECT e.status, e.provider IN (SELECT p.provider FROM paused p) AS paused
+      FROM insurance.emission_claims c
+      JOIN insurance.integration_emissions e
+        ON e.risk_item_id = c.risk_item_id AND e.provider = c.provider AND e.event = c.event
+     WHERE c.lease_until > pg_catalog.now() AND e.status <> 'SUCCESS'
+  ), queued AS (
+    SELECT pg_catalog.count(*) AS n
+      FROM insurance.integration_emissions e
+     WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
+       AND e.provider NOT IN (SELECT p.provider FROM paused p)
+       AND NOT EXISTS (SELECT FROM insurance.emission_claims c
+                        WHERE c.risk_item_id = e.risk_item_id AND c.provider = e.provider AND c.event = e.event
+                          AND c.lease_until > pg_catalog.now())
+  ), sums AS (
+    SELECT coalesce(sum(k.count) FILTER (WHERE k.status = 'SUCCESS'), 0) AS success,
+           coalesce(sum(k.count) FILTER (WHERE k.status = 'ABANDONED'), 0) AS abandoned,
+           coalesce(sum(k.count) FILTER (WHERE k.status = 'FAILED' AND k.provider IN (SELECT p.provider FROM paused p)), 0)
+             AS failed_paused,
+           coalesce(sum(k.count) FILTER (WHERE k.status = 'FAILED' AND k.provider NOT IN (SELECT p.provider FROM paused p)), 0)
+             AS failed_running,
+           coalesce(sum(k.count), 0) AS total
+      FROM kept k
+  ), claimed AS (
+    SELECT pg_catalog.count(*) AS n,
+           pg_catalog.count(*) FILTER (WHERE b.status = 'ABANDONED') AS abandoned,
+           pg_catalog.count(*) FILTER (WHERE b.status = 'FAILED' AND b.paused) AS failed_paused,
+           pg_catalog.count(*) FILTER (WHERE b.status = 'FAILED' AND NOT b.paused) AS failed_running
+      FROM busy b
+  )
+  SELECT pg_catalog.jsonb_build_object(
+           'SUCCESS', s.success, 'IN_PROGRESS', c.n, 'ABANDONED', s.abandoned - c.abandoned,
+           'PAUSED', s.failed_paused - c.failed_paused, 'RETRY_QUEUED', q.n,
+           'FAILED', s.failed_running - c.failed_running - q.n, 'total', s.total)
+    INTO _counts
+    FROM sums s, claimed c, queued q;
+  RETURN _counts;
 END
 $$;
 
-COMMENT ON FUNCTION dashboard.emission_counts() IS 'Emissions per state: {SUCCESS, FAILED, ABANDONED (kept counts), PENDING (FAILED and due), IN_PROGRESS (live claims)}; FAILED includes the pending and in-progress ones. Dashboard role.';
+COMMENT ON FUNCTION dashboard.emission_counts() IS 'Emissions per state (dashboard._emission_state), adding up to the total, read in one snapshot: {SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED, FAILED, total}; each equals what dashboard.list_emissions lists for that state. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emission_counts() FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.emission_counts() TO insurance_app;
 GRANT ALL ON FUNCTION dashboard.emission_counts() TO insurance_dashboard;
 
-COMMENT ON FUNCTION dashboard.emission_detail(_emission_id bigint) IS '{emission (with errorHistory, state), riskItem, retryPending, channel, webhooks} of emission _emission_id; raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
+COMMENT ON FUNCTION dashboard.emission_detail(_emission_id bigint) IS '{emission (with errorHistory, state), riskItem, retryPending (FAILED with a /retry waiting), pause ({pausedAt, until} while its provider is paused, else null), channel, webhooks} of emission _emission_id; raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emission_detail(_emission_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.emission_detail(_emission_id bigint) TO insurance_app;
@@ -319,15 +451,17 @@ BEGIN
                                            'packageId', r.package_id, 'status', r.status, 'variant', r.variant,
                                            'integration', r.metadata -> 'integration')
                    FROM insurance.risk_items r WHERE r.id = _e.risk_item_id),
-    'retryPending', EXISTS (SELECT FROM outbox.http_requests o
+    -- Only a FAILED emission has a retry to wait for: a late /retry row of a settled one sends nothing.
+    'retryPending', _e.status = 'FAILED' AND EXISTS (SELECT FROM outbox.http_requests o
                              WHERE o.delivered_at IS NULL AND o.body ? 'emissionId'
                                AND (o.body ->> 'emissionId')::bigint = _e.id),
+    'pause', integrations.paused_providers() -> _e.provider,
     'channel', dashboard._channel_json((SELECT r.channel_id FROM insurance.risk_items r WHERE r.id = _e.risk_item_id)),
     'webhooks', dashboard._emission_webhooks(ARRAY[_e.id]));
 END
 $$;
 
-COMMENT ON FUNCTION dashboard.emission_state(_emission_id bigint) IS '{id, state (PENDING, IN_PROGRESS, FAILED, ABANDONED, SUCCESS), status, attempts} of emission _emission_id; raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
+COMMENT ON FUNCTION dashboard.emission_state(_emission_id bigint) IS '{id, state (SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED, FAILED), status, attempts} of emission _emission_id; raises PT404 NOT_FOUND when the caller cannot see it. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emission_state(_emission_id bigint) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.emission_state(_emission_id bigint) TO insurance_app;
@@ -350,7 +484,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) IS 'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts). Dashboard role.';
+COMMENT ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) IS 'dashboard.list_emissions'' page {items, nextCursor} with counts (dashboard.emission_counts) and paused ({provider: {pausedAt, until}}, integrations.paused_providers). Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_app;
@@ -363,7 +497,8 @@ CREATE FUNCTION dashboard.emissions_overview(_statuses text[], _provider text, _
 BEGIN
   PERFORM insurance.require_role('insurance_dashboard');
   RETURN dashboard.list_emissions(_statuses, _provider, _event, _since, _until, _after_id, _limit)
-         || pg_catalog.jsonb_build_object('counts', dashboard.emission_counts());
+         || pg_catalog.jsonb_build_object('counts', dashboard.emission_counts(),
+                                          'paused', integrations.paused_providers());
 END
 $$;
 
@@ -401,7 +536,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) IS 'The audit log, newest first, keyset on id: {items [{id, at, actor, onBehalfOf, via, action, targets, result, details}], nextCursor}; raises PT400 for a limit outside 1..100. Dashboard role.';
+COMMENT ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) IS 'The audit log, newest first, keyset on id: {items [{id, at, actor, onBehalfOf, via, action, targets, result, details}], nextCursor, channels {id: name} of the channels its channels.* rows target}; raises PT400 for a limit outside 1..100. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) TO insurance_app;
@@ -410,7 +545,7 @@ GRANT ALL ON FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) TO
 CREATE FUNCTION dashboard.list_audit(_before_id bigint, _limit integer) RETURNS jsonb
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
-    AS $$
+    AS $_$
 DECLARE
   _rows jsonb;
 BEGIN
@@ -427,11 +562,20 @@ BEGIN
   RETURN jsonb_build_object(
     'items', coalesce((SELECT jsonb_agg(x) FROM jsonb_array_elements(_rows) WITH ORDINALITY a(x, n) WHERE n <= _limit), '[]'),
     'nextCursor', CASE WHEN jsonb_array_length(coalesce(_rows, '[]')) > _limit
-                       THEN (_rows -> (_limit - 1) ->> 'id') END);
+                       THEN (_rows -> (_limit - 1) ->> 'id') END,
+    'channels', coalesce((
+      SELECT jsonb_object_agg(t.id, dashboard._channel_json(t.id::uuid) ->> 'name')
+        FROM (SELECT DISTINCT x.target AS id
+                FROM jsonb_array_elements(coalesce(_rows, '[]')) a(row),
+                     jsonb_array_elements_text(CASE WHEN jsonb_typeof(a.row -> 'targets') = 'array'
+                                                    THEN a.row -> 'targets' ELSE '[]' END) x(target)
+               WHERE a.row ->> 'action' LIKE 'channels.%'
+                 AND x.target ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$') t
+       WHERE dashboard._channel_json(t.id::uuid) IS NOT NULL), '{}'));
 END
-$$;
+$_$;
 
-COMMENT ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) IS 'One page of emissions, newest first, filtered by statuses (or the states PENDING, IN_PROGRESS), provider, event and updated_at in [_since, _until), keyset on id: {items, nextCursor}; raises PT400 BAD_REQUEST for a limit outside 1..100. Dashboard role.';
+COMMENT ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) IS 'One page of emissions, newest first, filtered by states (_statuses: SUCCESS, IN_PROGRESS, ABANDONED, PAUSED, RETRY_QUEUED, FAILED, as dashboard._emission_state says them), provider, event and updated_at in [_since, _until), keyset on id: {items, nextCursor}; raises PT400 BAD_REQUEST for a limit outside 1..100. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.list_emissions(_statuses text[], _provider text, _event text, _since timestamp with time zone, _until timestamp with time zone, _after_id bigint, _limit integer) TO insurance_app;
@@ -447,6 +591,7 @@ DECLARE
   _rows insurance.integration_emissions[];
   _ids bigint[] := '{}';
   _busy bigint[];
+  _paused text[];
   _status text;
 BEGIN
   IF current_user <> 'insurance_owner' AND pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN
@@ -455,6 +600,9 @@ BEGIN
   IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 100', DETAIL = 'BAD_REQUEST';
   END IF;
+  _busy := dashboard._in_progress_ids();
+  _paused := ARRAY(SELECT z.provider FROM insurance.provider_pauses z  -- inline: no call per page
+                    WHERE z.until IS NULL OR z.until > pg_catalog.now());
   IF _statuses IS NULL THEN
     SELECT array_agg(e ORDER BY e.id DESC) INTO _rows
       FROM (SELECT * FROM insurance.integration_emissions e
@@ -467,24 +615,11 @@ BEGIN
              LIMIT _limit + 1) e;
   ELSE
     FOREACH _status IN ARRAY ARRAY(SELECT DISTINCT s FROM unnest(_statuses) AS s) LOOP
-      -- The states (_emission_state) each with their own statement, so that a status keeps its
-      -- plan through (status, id DESC): PENDING, the due FAILED rows (the partial due index, as
-      -- far as the backlog goes); IN_PROGRESS, the claimed ones (as many as the workers hold).
-      IF _status = 'PENDING' THEN
-        _busy := coalesce(_busy, dashboard._in_progress_ids());
-        _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
-                               WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
-                                 AND NOT (e.id = ANY (_busy))
-                                 AND (_provider IS NULL OR e.provider = _provider)
-                                 AND (_event IS NULL OR e.event = _event)
-                                 AND (_since IS NULL OR e.updated_at >= _since)
-                                 AND (_until IS NULL OR e.updated_at < _until)
-                                 AND (_after_id IS NULL OR e.id < _after_id)
-                               ORDER BY e.id DESC
-                               LIMIT _limit + 1);
-        CONTINUE;
-      ELSIF _status = 'IN_PROGRESS' THEN
-        _busy := coalesce(_busy, dashboard._in_progress_ids());
+      -- Each state (_emission_state) with its own statement, so that it keeps its plan through
+      -- (status, id DESC): a state is its status's rows less those another state takes (the
+      -- claimed ones are IN_PROGRESS, a paused provider's FAILED ones PAUSED, due ones
+      -- RETRY_QUEUED); IN_PROGRESS reads the claimed ids (as many as the workers hold).
+      IF _status = 'IN_PROGRESS' THEN
         _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
                                WHERE e.id = ANY (_busy)
                                  AND (_provider IS NULL OR e.provider = _provider)
@@ -497,7 +632,10 @@ BEGIN
         CONTINUE;
       END IF;
       _ids := _ids || ARRAY(SELECT e.id FROM insurance.integration_emissions e
-                             WHERE e.status = _status
+                             WHERE e.status = CASE WHEN _status IN ('PAUSED', 'RETRY_QUEUED') THEN 'FAILED' ELSE _status END
+                               AND (e.status = 'SUCCESS' OR NOT (e.id = ANY (_busy)))
+                               AND (e.status <> 'FAILED'
+                                    OR dashboard._emission_state(e, false, e.provider = ANY (_paused)) = _status)
                                AND (_provider IS NULL OR e.provider = _provider)
                                AND (_event IS NULL OR e.event = _event)
                                AND (_since IS NULL OR e.updated_at >= _since)
@@ -510,10 +648,11 @@ BEGIN
       FROM (SELECT * FROM insurance.integration_emissions e WHERE e.id = ANY (_ids)
              ORDER BY e.id DESC LIMIT _limit + 1) e;
   END IF;
-  -- The page's states from one look at the live claims, not a SECURITY DEFINER call per row.
-  _busy := coalesce(_busy, dashboard._in_progress_ids());
+  -- The page's states from one look at the live claims and the pauses, not a SECURITY DEFINER
+  -- call per row.
   RETURN jsonb_build_object(
-    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(e, i, dashboard._emission_state(e, e.id = ANY (_busy)))
+    'items', coalesce((SELECT jsonb_agg(dashboard._emission_json(e, i, dashboard._emission_state(
+                                          e, e.id = ANY (_busy), e.provider = ANY (_paused)))
                                         ORDER BY e.id DESC)
                          FROM unnest(_rows[1:_limit]) e JOIN insurance.risk_items i ON i.id = e.risk_item_id), '[]'),
     'nextCursor', CASE WHEN cardinality(_rows) > _limit THEN (_rows[_limit]).id::text END);
@@ -746,6 +885,207 @@ CREATE FUNCTION dashboard.logout(_token_hash bytea) RETURNS boolean
   SELECT EXISTS (SELECT FROM revoked)
 $$;
 
+COMMENT ON FUNCTION dashboard.pause_provider(_provider text, _until timestamp with time zone, _via text) IS 'Pauses provider _provider until _until (NULL: until resumed) with an audit row providers.pause via _via; returns integrations.pause_provider''s answer; raises PT400 VALIDATION_ERROR for a bad code or a past end. Dashboard session only.';
+
+REVOKE ALL ON FUNCTION dashboard.pause_provider(_provider text, _until timestamp with time zone, _via text) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.pause_provider(_provider text, _until timestamp with time zone, _via text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.pause_provider(_provider text, _until timestamp with time zone, _via text) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.pause_provider(_provider text, _until timestamp with time zone, _via text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _out jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF insurance.claim('role') IS DISTINCT FROM 'dashboard' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'a dashboard session is required', DETAIL = 'UNAUTHORIZED';
+  END IF;
+  _out := integrations.pause_provider(_provider, _until);
+  PERFORM insurance.record_audit(dashboard._actor(), 'providers.pause', pg_catalog.jsonb_build_array(_provider), 'ok',
+                                 pg_catalog.jsonb_build_object('via', _via, 'until', _until));
+  RETURN _out;
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.person_erase(_email text) IS 'Back-office erasure under retention (insurance._person_erase), audited with the session''s user. Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard.person_erase(_email text) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.person_erase(_email text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.person_erase(_email text) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.person_erase(_email text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  RETURN insurance._person_erase(dashboard._actor(), _email, 'backoffice');
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.person_export(_email text) IS 'Back-office export of everything held about a person (insurance._person_export), audited with the session''s user. Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard.person_export(_email text) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.person_export(_email text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.person_export(_email text) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.person_export(_email text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  RETURN insurance._person_export(dashboard._actor(), _email, 'backoffice');
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.providers_health(_hours integer) IS 'Each provider''s (configured, paused or called) and the webhooks'' (WEBHOOKS) health over the last _hours (1..24): {from, to, hours, slotMinutes, providers: [{provider, paused {pausedAt, until} | null, calls, failures, p95Ms, slots: [{at, calls, failures, p95Ms}] (60 slots of _hours minutes; those without calls left out)}]}; raises PT400 VALIDATION_ERROR for hours outside 1..24. Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard.providers_health(_hours integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.providers_health(_hours integer) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.providers_health(_hours integer) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.providers_health(_hours integer) RETURNS jsonb
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _to timestamptz := pg_catalog.date_trunc('minute', pg_catalog.now()) + interval '1 minute';
+  _from timestamptz;
+  _bounds integer[] := insurance.provider_call_buckets();
+  _answer jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF _hours IS NULL OR _hours NOT BETWEEN 1 AND 24 THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'hours must be between 1 and 24', DETAIL = 'VALIDATION_ERROR',
+                          HINT = '[{"field": "hours", "message": "between 1 and 24"}]';
+  END IF;
+  _from := _to - pg_catalog.make_interval(hours => _hours);
+  -- Set-based, one pass over the window's rows (by provider_call_minutes_minute_idx), in 60
+  -- slots of _hours minutes each (what the chart draws): the buckets summed per (target, slot)
+  -- and per target, each p95 the first bucket whose running sum reaches 95% (as
+  -- dashboard._p95_ms says of one histogram).
+  WITH r AS MATERIALIZED (
+    SELECT m.target, _from + pg_catalog.make_interval(mins => _hours * (pg_catalog.floor(
+             EXTRACT(epoch FROM m.minute - _from) / 60 / _hours))::integer) AS slot,
+           m.calls, m.failures, m.buckets
+      FROM insurance.provider_call_minutes m
+     WHERE m.minute >= _from AND m.minute < _to
+  ), per_slot AS (
+    SELECT r.target, r.slot, sum(r.calls) AS calls, sum(r.failures) AS failures FROM r GROUP BY r.target, r.slot
+  ), b AS MATERIALIZED (
+    SELECT r.target, r.slot, x.i, sum(x.n) AS n
+      FROM r CROSS JOIN LATERAL pg_catalog.unnest(r.buckets) WITH ORDINALITY AS x(n, i)
+     GROUP BY r.target, r.slot, x.i
+  ), slot_p95 AS (
+    SELECT c.target, c.slot, min(c.i) FILTER (WHERE c.upto >= pg_catalog.ceil(c.total * 0.95) AND c.total > 0) AS i
+      FROM (SELECT b.*, sum(b.n) OVER (PARTITION BY b.target, b.slot ORDER BY b.i) AS upto,
+                   sum(b.n) OVER (PARTITION BY b.target, b.slot) AS total FROM b) c
+     GROUP BY c.target, c.slot
+  ), target_p95 AS (
+    SELECT c.target, min(c.i) FILTER (WHERE c.upto >= pg_catalog.ceil(c.total * 0.95) AND c.total > 0) AS i
+      FROM (SELECT t.*, sum(t.n) OVER (PARTITION BY t.target ORDER BY t.i) AS upto,
+                   sum(t.n) OVER (PARTITION BY t.target) AS total
+              FROM (SELECT b.target, b.i, sum(b.n) AS n FROM b GROUP BY b.target, b.i) t) c
+     GROUP BY c.target
+  ), per_target AS (
+    SELECT m.target, sum(m.calls) AS calls, sum(m.failures) AS failures,
+           pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+             'at', m.slot, 'calls', m.calls, 'failures', m.failures,
+             'p95Ms', CASE WHEN p.i IS NOT NULL THEN _bounds[least(p.i, pg_catalog.cardinality(_bounds))] END)
+             ORDER BY m.slot) AS slots
+      FROM per_slot m JOIN slot_p95 p ON p.target = m.target AND p.slot = m.slot
+     GROUP BY m.target
+  ), targets AS (
+    SELECT i.slug AS target FROM insurance.integrations i
+    UNION SELECT z.provider FROM insurance.provider_pauses z WHERE z.until IS NULL OR z.until > pg_catalog.now()
+    UNION SELECT w.target FROM per_target w
+    UNION SELECT 'WEBHOOKS'
+  )
+  SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           'provider', t.target,
+           'paused', (SELECT pg_catalog.jsonb_build_object('pausedAt', z.paused_at, 'until', z.until)
+                        FROM insurance.provider_pauses z
+                       WHERE z.provider = t.target AND (z.until IS NULL OR z.until > pg_catalog.now())),
+           'calls', coalesce(w.calls, 0), 'failures', coalesce(w.failures, 0),
+           'p95Ms', CASE WHEN q.i IS NOT NULL THEN _bounds[least(q.i, pg_catalog.cardinality(_bounds))] END,
+           'slots', coalesce(w.slots, '[]'))
+           ORDER BY t.target = 'WEBHOOKS', t.target)
+    INTO _answer
+    FROM targets t
+    LEFT JOIN per_target w ON w.target = t.target
+    LEFT JOIN target_p95 q ON q.target = t.target;
+  RETURN pg_catalog.jsonb_build_object('from', _from, 'to', _to, 'hours', _hours, 'slotMinutes', _hours,
+                                       'providers', coalesce(_answer, '[]'));
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) IS 'Writes one audit row (people.viewRiskItem, people.search) naming the session''s user and whose data was shown: the e-mails given, every e-mail of the items given (by id or uid), the items; one statement; returns its id; raises PT400 for another action. Dashboard role.';
+
+REVOKE ALL ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _claims jsonb := coalesce(nullif(pg_catalog.current_setting('request.jwt.claims', true), '')::jsonb, '{}');
+  _id     bigint;
+BEGIN
+  IF pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _action IS NULL OR _action NOT IN ('people.viewRiskItem', 'people.search') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'not a view action', DETAIL = 'BAD_REQUEST';
+  END IF;
+  INSERT INTO insurance.audit_log (actor, via, action, targets, result)
+  SELECT 'dashboard:' || coalesce(_claims ->> 'email', 'user-' || (_claims ->> 'sub')), 'backoffice', _action,
+         coalesce((SELECT pg_catalog.jsonb_agg(DISTINCT pg_catalog.to_jsonb(m.e))
+                     FROM (SELECT pg_catalog.lower(x) AS e FROM pg_catalog.unnest(_emails) x
+                           UNION SELECT b.email FROM insurance.beneficiaries b
+                                  WHERE b.risk_item_id = ANY (i.ids) AND b.email IS NOT NULL
+                           UNION SELECT r.insured_subject ->> 'email' FROM insurance.risk_items r
+                                  WHERE r.id = ANY (i.ids)) m
+                    WHERE m.e IS NOT NULL), '[]')
+         || coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('riskItemId', x) ORDER BY x)
+                        FROM pg_catalog.unnest(i.ids) x), '[]'),
+         'ok'
+    FROM (SELECT coalesce(_items, '{}') || ARRAY(SELECT r.id FROM insurance.risk_items r
+                                                  WHERE r.uid = ANY (coalesce(_item_uids, '{}'))) AS ids) i
+  RETURNING id INTO _id;
+  RETURN _id;
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.resume_provider(_provider text, _via text) IS 'Resumes provider _provider (its due emissions queued at once) with an audit row providers.resume via _via; returns integrations.resume_provider''s answer {provider, paused, wasPaused, retriesQueued}. Dashboard session only.';
+
+REVOKE ALL ON FUNCTION dashboard.resume_provider(_provider text, _via text) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.resume_provider(_provider text, _via text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.resume_provider(_provider text, _via text) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.resume_provider(_provider text, _via text) RETURNS jsonb
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _out jsonb;
+BEGIN
+  PERFORM insurance.require_role('insurance_dashboard');
+  IF insurance.claim('role') IS DISTINCT FROM 'dashboard' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT401', MESSAGE = 'a dashboard session is required', DETAIL = 'UNAUTHORIZED';
+  END IF;
+  _out := integrations.resume_provider(_provider);
+  PERFORM insurance.record_audit(dashboard._actor(), 'providers.resume', pg_catalog.jsonb_build_array(_provider), 'ok',
+                                 pg_catalog.jsonb_build_object('via', _via, 'wasPaused', _out -> 'wasPaused',
+                                                               'retriesQueued', _out -> 'retriesQueued'));
+  RETURN _out;
+END
+$$;
+
 COMMENT ON FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) IS 'Retries emissions _ids (FAILED and ABANDONED restart as FAILED, due now) and writes one audit row emissions.retry via _via; returns [{id, status, queued}]; raises PT404 for an unknown id (nothing changed). Dashboard session only.';
 
 REVOKE ALL ON FUNCTION dashboard.retry_emissions(_ids bigint[], _via text) FROM PUBLIC;
@@ -782,6 +1122,8 @@ CREATE FUNCTION dashboard.retry_matching(_statuses text[], _provider text, _even
     AS $$
 DECLARE
   _busy bigint[];
+  _paused text[] := ARRAY(SELECT z.provider FROM insurance.provider_pauses z
+                           WHERE z.until IS NULL OR z.until > pg_catalog.now());
   _ids bigint[];
   _capped boolean;
   _result jsonb;
@@ -796,8 +1138,8 @@ BEGIN
   _busy := dashboard._in_progress_ids();
   _ids := ARRAY(SELECT e.id FROM insurance.integration_emissions e
                  WHERE e.status IN ('FAILED', 'ABANDONED')
-                   AND (_statuses IS NULL OR e.status = ANY (_statuses)
-                        OR ('PENDING' = ANY (_statuses) AND e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()))
+                   AND (_statuses IS NULL
+                        OR dashboard._emission_state(e, false, e.provider = ANY (_paused)) = ANY (_statuses))
                    AND (_provider IS NULL OR e.provider = _provider)
                    AND (_event IS NULL OR e.event = _event)
                    AND (_since IS NULL OR e.updated_at >= _since)
@@ -853,10 +1195,11 @@ CREATE FUNCTION dashboard.risk_item_emissions(_id bigint, _uid uuid DEFAULT NULL
     AS $$
 DECLARE
   _answer jsonb;
+  _claims jsonb := insurance.claims();
 BEGIN
   IF pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN  -- the owner may; anyone else is refused
     PERFORM insurance.require_role('insurance_dashboard');
-  ELSIF insurance.claim('role') IS DISTINCT FROM 'dashboard' OR insurance.claim('sub') IS NULL THEN
+  ELSIF _claims ->> 'role' IS DISTINCT FROM 'dashboard' OR _claims ->> 'sub' IS NULL THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'risk item not found', DETAIL = 'NOT_FOUND';
   END IF;
   SELECT pg_catalog.jsonb_build_object(
@@ -868,7 +1211,8 @@ BEGIN
              'beneficiaries', coalesce((SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) ORDER BY b.is_holder DESC, b.id)
                                           FROM insurance.beneficiaries b WHERE b.risk_item_id = r.id), '[]')),
            'emissions', coalesce(em.list, '[]'),
-           'webhooks', dashboard._emission_webhooks(em.ids))
+           'webhooks', CASE WHEN r.channel_id IS NULL OR em.ids = '{}' THEN '[]'::jsonb
+                            ELSE dashboard._emission_webhooks(em.ids) END)
     INTO _answer
     FROM insurance.risk_items r
     JOIN insurance.packages p ON p.id = r.package_id
@@ -877,7 +1221,9 @@ BEGIN
       SELECT pg_catalog.jsonb_agg(dashboard._emission_json(e, r, dashboard._emission_state(e, EXISTS (
                SELECT FROM insurance.emission_claims k
                 WHERE k.risk_item_id = e.risk_item_id AND k.provider = e.provider AND k.event = e.event
-                  AND k.lease_until > pg_catalog.now()))) ORDER BY e.id) AS list,
+                  AND k.lease_until > pg_catalog.now()), EXISTS (
+               SELECT FROM insurance.provider_pauses z
+                WHERE z.provider = e.provider AND (z.until IS NULL OR z.until > pg_catalog.now())))) ORDER BY e.id) AS list,
              coalesce(pg_catalog.array_agg(e.id), '{}') AS ids
         FROM insurance.integration_emissions e WHERE e.risk_item_id = r.id) em
    WHERE r.id = coalesce(_id, (SELECT u.id FROM insurance.risk_items u WHERE u.uid = _uid))
@@ -889,7 +1235,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION dashboard.search(_q text) IS 'The risk items an operator''s search _q names (policy number in any case, or its beginning, risk item id or uid, emission id, insurer external id, holder or beneficiary e-mail), newest first, at most 50: {query, searched[] (the kinds looked up), items[{riskItemId, riskItemUid, policyUid, status, variant, createdAt, matched[], package{uid,name}, channel{id,name}}], truncated}; each kind is an index lookup. Raises PT400 for an empty or over-long query. Dashboard role.';
+COMMENT ON FUNCTION dashboard.search(_q text) IS 'The risk items an operator''s search _q names (policy number in any case, or its beginning, risk item id or uid, emission id, insurer external id, holder or beneficiary e-mail), newest first, at most 50: {query, searched[] (the kinds looked up), items[{riskItemId, riskItemUid, policyUid, status, variant, createdAt, matched[], package{uid,name}, channel{id,name}, emissions[{id, provider, event, state}]}], truncated}; each kind is an index lookup. Raises PT400 for an empty or over-long query. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.search(_q text) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.search(_q text) TO insurance_app;
@@ -948,7 +1294,13 @@ BEGIN
            'riskItemId', r.id, 'riskItemUid', r.uid, 'policyUid', r.policy_uid, 'status', r.status,
            'variant', r.variant, 'createdAt', r.created_at, 'matched', pg_catalog.to_jsonb(i.matched),
            'package', pg_catalog.jsonb_build_object('uid', p.uid, 'name', p.name),
-           'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END)
+           'channel', CASE WHEN c.id IS NULL THEN NULL ELSE pg_catalog.jsonb_build_object('id', c.id, 'name', c.name) END,
+           -- Its emissions, oldest first, each in the one state the emissions page shows
+           -- (through integration_emissions' unique key on the item; a few per item).
+           'emissions', coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+                                           'id', e.id, 'provider', e.provider, 'event', e.event,
+                                           'state', dashboard.emission_state(e.id) ->> 'state') ORDER BY e.id)
+                                    FROM insurance.integration_emissions e WHERE e.risk_item_id = r.id), '[]'))
            ORDER BY r.id DESC)
     INTO _found
     FROM items i

@@ -371,13 +371,13 @@ BEGIN
 END
 $_$;
 
-COMMENT ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) IS 'Takes the rate limit and a window from..to (at most 100); returns the calling channel''s webhook deliveries newest first as {items, from, to} in a gateway.reply; raises PT400 INVALID_WINDOW. Channel role only.';
+COMMENT ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) IS 'Takes the rate limit and a window from..to (at most 100); returns the calling channel''s webhook deliveries newest first as {items, from, to} in a gateway.reply; raises PT400 INVALID_WINDOW. Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) TO insurance_app;
-GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) TO insurance_channel;
 
-CREATE FUNCTION gateway.list_webhook_deliveries(_limit integer, _from integer, _to integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.list_webhook_deliveries(_rate_limit integer, _from integer, _to integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -390,7 +390,7 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'the window needs 0 <= from <= to and at most 100 items',
                           DETAIL = 'INVALID_WINDOW';
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -452,13 +452,13 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) IS 'Takes the rate limit, a page size (1-100) and the id to start before (NULL: newest); returns the calling channel''s webhook deliveries newest first as {items, nextCursor} in a gateway.reply; raises PT400 INVALID_PAGINATION. Channel role only.';
+COMMENT ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) IS 'Takes the rate limit, a page size (1-100) and the id to start before (NULL: newest); returns the calling channel''s webhook deliveries newest first as {items, nextCursor} in a gateway.reply; raises PT400 INVALID_PAGINATION. Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) TO insurance_app;
-GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) TO insurance_channel;
 
-CREATE FUNCTION gateway.page_webhook_deliveries(_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
+CREATE FUNCTION gateway.page_webhook_deliveries(_rate_limit integer, _page_size integer, _before bigint) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -473,7 +473,7 @@ BEGIN
   IF _page_size IS NULL OR _page_size NOT BETWEEN 1 AND 100 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be from 1 to 100', DETAIL = 'INVALID_PAGINATION';
   END IF;
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
@@ -494,26 +494,26 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) IS 'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
+COMMENT ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) IS 'Takes the rate limit and a delivery id; gateway.redeliver_webhook(_rate_limit, _id, 10), for the app of v0.9.0 during an upgrade. Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) TO insurance_app;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) TO insurance_channel;
 
-COMMENT ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) IS 'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s). Channel role only.';
+COMMENT ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) IS 'Takes the rate limit, a delivery id and the redeliveries allowed a channel a minute; queues the calling channel''s delivery again (same event and webhook-id), audited as webhooks.redeliver, and returns the new delivery in a gateway.reply, or a refused reply (rate fields of this limit) beyond _per_minute; raises PT404 WEBHOOK_DELIVERY_NOT_FOUND (also another channel''s) and PT409 WEBHOOK_ENDPOINT_REMOVED (the channel no longer has the delivery''s endpoint for its event type: nothing queued). Channel role only.';
 
-REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) FROM PUBLIC;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) TO insurance_app;
-GRANT ALL ON FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) TO insurance_channel;
+REVOKE ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) TO insurance_app;
+GRANT ALL ON FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) TO insurance_channel;
 
-CREATE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint) RETURNS gateway.reply
+CREATE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint) RETURNS gateway.reply
     LANGUAGE sql
     SET search_path TO ''
     AS $$
-  SELECT gateway.redeliver_webhook(_limit, _id, 10)
+  SELECT gateway.redeliver_webhook(_rate_limit, _id, 10)
 $$;
 
-CREATE FUNCTION gateway.redeliver_webhook(_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
+CREATE FUNCTION gateway.redeliver_webhook(_rate_limit integer, _id bigint, _per_minute integer) RETURNS gateway.reply
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
     AS $$
@@ -525,12 +525,22 @@ DECLARE
   _new outbox.http_requests;
 BEGIN
   PERFORM insurance.require_role('insurance_channel');
-  _reply := gateway.admit(_limit);
+  _reply := gateway.admit(_rate_limit);
   IF _reply.rate_remaining < 0 THEN
     RETURN _reply;
   END IF;
   IF NOT EXISTS (SELECT FROM outbox.http_requests o WHERE o.id = _id AND o.channel_id = _channel) THEN
     RAISE EXCEPTION USING ERRCODE = 'PT404', MESSAGE = 'webhook delivery not found', DETAIL = 'WEBHOOK_DELIVERY_NOT_FOUND';
+  END IF;
+  -- Only to an endpoint the channel has now for this event type (the operator may have removed
+  -- it): refused before the redelivery is counted, nothing queued.
+  IF NOT EXISTS (SELECT FROM outbox.http_requests o
+                   JOIN insurance.channels c ON c.id = o.channel_id
+                  WHERE o.id = _id
+                    AND o.url IN (SELECT e.url FROM webhooks._endpoints(c.integration_payload, o.body ->> 'type') AS e(url))) THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT409',
+      MESSAGE = 'this delivery''s endpoint is no longer one of the channel''s endpoints for its event type',
+      DETAIL = 'WEBHOOK_ENDPOINT_REMOVED';
   END IF;
   INSERT INTO webhooks.redelivery_counts AS r (channel_id, window_start, hits)
   VALUES (_channel, _window, 1)

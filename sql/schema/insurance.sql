@@ -808,6 +808,46 @@ GRANT SELECT ON TABLE insurance.packages TO insurance_dashboard;
 GRANT SELECT ON TABLE insurance.packages TO insurance_holder;
 GRANT SELECT ON TABLE insurance.packages TO insurance_service;
 
+-- Table insurance.personal_data -----------------------------------------------
+
+CREATE TABLE insurance.personal_data (
+    relation text NOT NULL,
+    column_name text NOT NULL,
+    json_path text DEFAULT ''::text NOT NULL,
+    category text NOT NULL,
+    subject text NOT NULL,
+    rule text NOT NULL,
+    note text NOT NULL,
+    CONSTRAINT personal_data_category_check CHECK ((category = ANY (ARRAY['identity'::text, 'contact'::text, 'identifier'::text, 'network address'::text, 'free text'::text]))),
+    CONSTRAINT personal_data_column_name_check CHECK ((column_name ~ '^[a-z_]+$'::text)),
+    CONSTRAINT personal_data_json_path_check CHECK (((json_path = ''::text) OR (json_path ~ '^\$(\.[A-Za-z_]+|\[\*\])+$'::text))),
+    CONSTRAINT personal_data_note_check CHECK ((note <> ''::text)),
+    CONSTRAINT personal_data_relation_check CHECK ((relation ~ '^[a-z_]+\.[a-z_]+$'::text)),
+    CONSTRAINT personal_data_subject_check CHECK ((subject = ANY (ARRAY['holder'::text, 'beneficiary'::text, 'insured'::text, 'person'::text, 'operator'::text, 'client'::text])))
+);
+
+COMMENT ON TABLE insurance.personal_data IS 'The map of personal data: every column and JSON path that holds some, with its category, whose it is and its retention rule; docs/privacy.md is generated from it and a scan test keeps it true';
+
+COMMENT ON CONSTRAINT personal_data_category_check ON insurance.personal_data IS 'must be identity, contact, identifier, network address or free text';
+
+COMMENT ON CONSTRAINT personal_data_column_name_check ON insurance.personal_data IS 'must be a column name';
+
+COMMENT ON CONSTRAINT personal_data_json_path_check ON insurance.personal_data IS 'must be empty or a JSON path such as $.a.b or $.list[*].c';
+
+COMMENT ON CONSTRAINT personal_data_note_check ON insurance.personal_data IS 'must say what it is';
+
+COMMENT ON CONSTRAINT personal_data_relation_check ON insurance.personal_data IS 'must be a schema.table name';
+
+COMMENT ON CONSTRAINT personal_data_subject_check ON insurance.personal_data IS 'must be holder, beneficiary, insured, person, operator or client';
+
+ALTER TABLE ONLY insurance.personal_data
+    ADD CONSTRAINT personal_data_pkey PRIMARY KEY (relation, column_name, json_path);
+
+ALTER TABLE ONLY insurance.personal_data
+    ADD CONSTRAINT personal_data_rule_fkey FOREIGN KEY (rule) REFERENCES insurance.retention_rules(rule);
+
+ALTER TABLE insurance.personal_data ENABLE ROW LEVEL SECURITY;
+
 -- Table insurance.postsales_otp -----------------------------------------------
 
 CREATE TABLE insurance.postsales_otp (
@@ -850,6 +890,85 @@ CREATE INDEX postsales_otp_email_created_at_idx ON insurance.postsales_otp USING
 
 ALTER TABLE insurance.postsales_otp ENABLE ROW LEVEL SECURITY;
 
+-- Table insurance.provider_call_minutes ---------------------------------------
+
+CREATE TABLE insurance.provider_call_minutes (
+    minute timestamp with time zone NOT NULL,
+    target text NOT NULL,
+    calls bigint NOT NULL,
+    failures bigint NOT NULL,
+    buckets integer[] NOT NULL,
+    folded boolean DEFAULT false NOT NULL,
+    CONSTRAINT provider_call_minutes_calls_check CHECK ((calls >= 0)),
+    CONSTRAINT provider_call_minutes_failures_check CHECK ((failures >= 0)),
+    CONSTRAINT provider_call_minutes_target_check CHECK ((target ~ '^[A-Z][A-Z0-9_]{0,63}$'::text))
+);
+
+COMMENT ON TABLE insurance.provider_call_minutes IS 'Calls per minute and target (a provider slug, or WEBHOOKS): calls, failures, answer-time histogram; appended per recorded batch, folded per minute by the retry sweep, kept a day';
+
+COMMENT ON COLUMN insurance.provider_call_minutes.buckets IS 'Answers per bucket of insurance.provider_call_buckets() (ms upper bounds; the last bucket is open)';
+
+COMMENT ON CONSTRAINT provider_call_minutes_calls_check ON insurance.provider_call_minutes IS 'must be 0 or more';
+
+COMMENT ON CONSTRAINT provider_call_minutes_failures_check ON insurance.provider_call_minutes IS 'must be 0 or more';
+
+COMMENT ON CONSTRAINT provider_call_minutes_target_check ON insurance.provider_call_minutes IS 'must be a provider code such as PROVIDER_A';
+
+CREATE INDEX provider_call_minutes_minute_idx ON insurance.provider_call_minutes USING btree (minute);
+
+ALTER TABLE insurance.provider_call_minutes ENABLE ROW LEVEL SECURITY;
+
+-- Table insurance.provider_pauses ---------------------------------------------
+
+CREATE TABLE insurance.provider_pauses (
+    provider text NOT NULL,
+    paused_at timestamp with time zone DEFAULT now() NOT NULL,
+    until timestamp with time zone,
+    CONSTRAINT provider_pauses_check CHECK (((until IS NULL) OR (until > paused_at))),
+    CONSTRAINT provider_pauses_provider_check CHECK ((provider ~ '^[A-Z][A-Z0-9_]{0,63}$'::text))
+);
+
+COMMENT ON TABLE insurance.provider_pauses IS 'Paused insurers: a provider is paused while its row exists and until is NULL or later than now(); written by integrations.pause_provider and resume_provider only (audited by their callers)';
+
+COMMENT ON COLUMN insurance.provider_pauses.until IS 'When the pause ends by itself (NULL: until resumed by hand)';
+
+COMMENT ON CONSTRAINT provider_pauses_check ON insurance.provider_pauses IS 'must end after it starts';
+
+COMMENT ON CONSTRAINT provider_pauses_provider_check ON insurance.provider_pauses IS 'must be a provider code such as PROVIDER_A';
+
+ALTER TABLE ONLY insurance.provider_pauses
+    ADD CONSTRAINT provider_pauses_pkey PRIMARY KEY (provider);
+
+ALTER TABLE insurance.provider_pauses ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY provider_pauses_select_dashboard ON insurance.provider_pauses FOR SELECT TO insurance_dashboard USING (true);
+
+CREATE POLICY provider_pauses_select_service ON insurance.provider_pauses FOR SELECT TO insurance_service USING (true);
+
+GRANT SELECT ON TABLE insurance.provider_pauses TO insurance_dashboard;
+GRANT SELECT ON TABLE insurance.provider_pauses TO insurance_service;
+
+-- Table insurance.pseudonymized_items -----------------------------------------
+
+CREATE TABLE insurance.pseudonymized_items (
+    risk_item_id bigint NOT NULL,
+    at timestamp with time zone DEFAULT now() NOT NULL,
+    reason text NOT NULL,
+    CONSTRAINT pseudonymized_items_reason_check CHECK ((reason = ANY (ARRAY['retention ended'::text, 'erasure after retention'::text])))
+);
+
+COMMENT ON TABLE insurance.pseudonymized_items IS 'Risk items whose contract data was pseudonymized (their people replaced by pseudonyms), when and why';
+
+COMMENT ON CONSTRAINT pseudonymized_items_reason_check ON insurance.pseudonymized_items IS 'must be retention ended or erasure after retention';
+
+ALTER TABLE ONLY insurance.pseudonymized_items
+    ADD CONSTRAINT pseudonymized_items_pkey PRIMARY KEY (risk_item_id);
+
+ALTER TABLE ONLY insurance.pseudonymized_items
+    ADD CONSTRAINT pseudonymized_items_risk_item_id_fkey FOREIGN KEY (risk_item_id) REFERENCES insurance.risk_items(id) ON DELETE CASCADE;
+
+ALTER TABLE insurance.pseudonymized_items ENABLE ROW LEVEL SECURITY;
+
 -- Table insurance.rate_limits -------------------------------------------------
 
 CREATE TABLE insurance.rate_limits (
@@ -870,6 +989,34 @@ ALTER TABLE ONLY insurance.rate_limits
     ADD CONSTRAINT rate_limits_channel_id_fkey FOREIGN KEY (channel_id) REFERENCES insurance.channels(id) ON DELETE CASCADE;
 
 ALTER TABLE insurance.rate_limits ENABLE ROW LEVEL SECURITY;
+
+-- Table insurance.retention_rules ---------------------------------------------
+
+CREATE TABLE insurance.retention_rules (
+    rule text NOT NULL,
+    kept text NOT NULL,
+    on_erasure text NOT NULL,
+    reason text NOT NULL,
+    CONSTRAINT retention_rules_kept_check CHECK ((kept <> ''::text)),
+    CONSTRAINT retention_rules_on_erasure_check CHECK ((on_erasure = ANY (ARRAY['deleted'::text, 'kept'::text, 'pseudonymized at the end'::text]))),
+    CONSTRAINT retention_rules_reason_check CHECK ((reason <> ''::text)),
+    CONSTRAINT retention_rules_rule_check CHECK ((rule ~ '^[a-z][a-z ]*$'::text))
+);
+
+COMMENT ON TABLE insurance.retention_rules IS 'The retention rules of personal data: how long each kind is kept, what an erasure request does to it, and why';
+
+COMMENT ON CONSTRAINT retention_rules_kept_check ON insurance.retention_rules IS 'must say how long it is kept';
+
+COMMENT ON CONSTRAINT retention_rules_on_erasure_check ON insurance.retention_rules IS 'must be deleted, kept or pseudonymized at the end';
+
+COMMENT ON CONSTRAINT retention_rules_reason_check ON insurance.retention_rules IS 'must say why it is kept';
+
+COMMENT ON CONSTRAINT retention_rules_rule_check ON insurance.retention_rules IS 'must be lower-case words';
+
+ALTER TABLE ONLY insurance.retention_rules
+    ADD CONSTRAINT retention_rules_pkey PRIMARY KEY (rule);
+
+ALTER TABLE insurance.retention_rules ENABLE ROW LEVEL SECURITY;
 
 -- Table insurance.risk_item_documents -----------------------------------------
 
@@ -921,6 +1068,7 @@ CREATE TABLE insurance.risk_items (
     metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    ended_at timestamp with time zone,
     CONSTRAINT risk_items_insured_subject_check CHECK ((jsonb_typeof(insured_subject) = 'object'::text)),
     CONSTRAINT risk_items_metadata_check CHECK ((jsonb_typeof(metadata) = 'object'::text)),
     CONSTRAINT risk_items_policy_uid_check CHECK (((length(policy_uid) >= 1) AND (length(policy_uid) <= 100))),
@@ -928,6 +1076,8 @@ CREATE TABLE insurance.risk_items (
 );
 
 COMMENT ON TABLE insurance.risk_items IS 'Insured risk items (policies); metadata.integration records the last dispatch';
+
+COMMENT ON COLUMN insurance.risk_items.ended_at IS 'When the policy ended (its status left active); NULL while active. POLICY_RETENTION runs from it';
 
 COMMENT ON CONSTRAINT risk_items_insured_subject_check ON insurance.risk_items IS 'must be a JSON object';
 
@@ -980,9 +1130,9 @@ CREATE POLICY risk_items_select_channel ON insurance.risk_items FOR SELECT TO in
 
 CREATE POLICY risk_items_select_dashboard ON insurance.risk_items FOR SELECT TO insurance_dashboard USING (((( SELECT insurance.claim('role'::text) AS claim) = 'dashboard'::text) AND (( SELECT insurance.claim('sub'::text) AS claim) IS NOT NULL)));
 
-CREATE POLICY risk_items_select_holder ON insurance.risk_items FOR SELECT TO insurance_holder USING ((id IN ( SELECT ac.risk_item_id
+CREATE POLICY risk_items_select_holder ON insurance.risk_items FOR SELECT TO insurance_holder USING ((id = ANY (ARRAY( SELECT ac.risk_item_id
    FROM insurance.authorized_claimants ac
-  WHERE (ac.email = ( SELECT insurance.claim('email'::text) AS claim)))));
+  WHERE (ac.email = ( SELECT insurance.claim('email'::text) AS claim))))));
 
 CREATE POLICY risk_items_select_service ON insurance.risk_items FOR SELECT TO insurance_service USING (true);
 
@@ -1005,6 +1155,8 @@ CREATE TRIGGER risk_items_dispatch AFTER INSERT ON insurance.risk_items REFERENC
 CREATE TRIGGER risk_items_documents_insert AFTER INSERT ON insurance.risk_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION insurance._risk_item_documents_of_items();
 
 CREATE TRIGGER risk_items_documents_update AFTER UPDATE ON insurance.risk_items REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION insurance._risk_item_documents_of_items();
+
+CREATE TRIGGER risk_items_mark_ended BEFORE UPDATE OF status ON insurance.risk_items FOR EACH ROW WHEN (((old.status = 'active'::text) IS DISTINCT FROM (new.status = 'active'::text))) EXECUTE FUNCTION insurance._mark_risk_item_ended();
 
 CREATE TRIGGER risk_items_touch_updated_at BEFORE UPDATE ON insurance.risk_items FOR EACH ROW EXECUTE FUNCTION insurance.touch_updated_at();
 
@@ -1176,6 +1328,20 @@ COMMENT ON FUNCTION insurance._cron_connection() IS 'The dblink connection strin
 
 REVOKE ALL ON FUNCTION insurance._cron_connection() FROM PUBLIC;
 
+CREATE FUNCTION insurance._mark_risk_item_ended() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+BEGIN
+  NEW.ended_at := CASE WHEN NEW.status = 'active' THEN NULL ELSE pg_catalog.now() END;
+  RETURN NEW;
+END
+$$;
+
+COMMENT ON FUNCTION insurance._mark_risk_item_ended() IS 'BEFORE UPDATE OF status trigger of risk_items: ended_at is now when the status leaves active, NULL when it comes back. Trigger only.';
+
+REVOKE ALL ON FUNCTION insurance._mark_risk_item_ended() FROM PUBLIC;
+
 CREATE FUNCTION insurance._move_channel_item() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1192,6 +1358,204 @@ $$;
 COMMENT ON FUNCTION insurance._move_channel_item() IS 'Row trigger of risk_items when channel_id changes (an operator moves an item): moves it between the counts of channel_item_counts. Trigger only.';
 
 REVOKE ALL ON FUNCTION insurance._move_channel_item() FROM PUBLIC;
+
+COMMENT ON FUNCTION insurance._person_erase(_actor text, _email text, _via text) IS 'Erases what no duty keeps about the person of _email (login codes and their addresses, ceiling trips, bodies of delivered outbox rows naming them, stored provider answers of their items), pseudonymizes their items whose retention has ended, and answers {email, erased{counts}, pseudonymized[items], kept[items, roles, until, why], keptForever}; idempotent; audited (people.erase). Raises PT400 for a malformed e-mail. Owner-run entry points only.';
+
+REVOKE ALL ON FUNCTION insurance._person_erase(_actor text, _email text, _via text) FROM PUBLIC;
+
+CREATE FUNCTION insurance._person_erase(_actor text, _email text, _via text) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+DECLARE
+  _who      text := pg_catalog.lower(pg_catalog.btrim(_email));
+  _like     text;
+  _items    bigint[];
+  _ended    bigint[];
+  _kept     jsonb;
+  _gone     jsonb;
+  _otp      integer;
+  _outbox   integer;
+  _answers  integer;
+  _trips    integer;
+  _pseudo   integer;
+BEGIN
+  IF _who IS NULL OR _who !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'an e-mail address such as ada@example.com', DETAIL = 'BAD_REQUEST';
+  END IF;
+  _like := '%"' || pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(_who, '\', '\\'), '%', '\%'), '_', '\_') || '"%';
+  SELECT pg_catalog.array_agg(p.risk_item_id ORDER BY p.risk_item_id) INTO _items FROM insurance._person_items(_who) p;
+  _items := coalesce(_items, '{}');
+  SELECT pg_catalog.array_agg(r.id ORDER BY r.id) INTO _ended
+    FROM insurance.risk_items r WHERE r.id = ANY (_items) AND insurance.retained_until(r) <= pg_catalog.now();
+  _ended := coalesce(_ended, '{}');
+  -- What the answer says is kept, read before the pseudonymization changes the rows.
+  SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+           'riskItemUid', r.uid, 'policyUid', r.policy_uid, 'roles', p.roles, 'status', r.status,
+           'until', insurance.retained_until(r),
+           'why', CASE WHEN r.status = 'active'
+                       THEN 'contract data of an active policy: kept while it is active and POLICY_RETENTION after it ends'
+                       ELSE 'contract data: kept POLICY_RETENTION after the policy ended, then pseudonymized' END)
+           ORDER BY r.id) FILTER (WHERE r.id <> ALL (_ended)), '[]'),
+         coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('riskItemUid', r.uid, 'policyUid', r.policy_uid)
+           ORDER BY r.id) FILTER (WHERE r.id = ANY (_ended)), '[]')
+    INTO _kept, _gone
+    FROM insurance._person_items(_who) p JOIN insurance.risk_items r ON r.id = p.risk_item_id;
+
+  DELETE FROM insurance.postsales_otp o WHERE o.email = _who;
+  GET DIAGNOSTICS _otp = ROW_COUNT;
+  DELETE FROM insurance.account_ceiling_trips t WHERE t.account = _who;
+  GET DIAGNOSTICS _trips = ROW_COUNT;
+  -- Delivered calls need no body; one still queued keeps it until it is delivered.
+  UPDATE outbox.http_requests q SET body = NULL
+   WHERE q.delivered_at IS NOT NULL AND q.body::text LIKE _like;
+  GET DIAGNOSTICS _outbox = ROW_COUNT;
+  UPDATE insurance.integration_emissions e SET response = NULL, error_history = '[]'
+   WHERE e.risk_item_id = ANY (_items) AND (e.response IS NOT NULL OR e.error_history <> '[]');
+  GET DIAGNOSTICS _answers = ROW_COUNT;
+  _pseudo := insurance._pseudonymize_items(_ended, 'erasure after retention');
+
+  PERFORM insurance.record_audit(_actor, 'people.erase', pg_catalog.jsonb_build_array(_who), 'ok',
+            pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+              'via', _via, 'loginCodes', _otp, 'ceilingTrips', _trips, 'outboxBodies', _outbox,
+              'providerAnswers', _answers, 'pseudonymized', pg_catalog.jsonb_array_length(_gone),
+              'kept', pg_catalog.jsonb_array_length(_kept))));
+  RETURN pg_catalog.jsonb_build_object(
+    'email', _who,
+    'erased', pg_catalog.jsonb_build_object('loginCodes', _otp, 'ceilingTrips', _trips, 'outboxBodies', _outbox,
+                                            'providerAnswers', _answers),
+    'pseudonymized', _gone,
+    'kept', _kept,
+    'keptForever', pg_catalog.jsonb_build_array(
+      'the audit log''s rows about this person (accountability, append-only), this erasure''s among them'));
+END
+$_$;
+
+COMMENT ON FUNCTION insurance._person_export(_actor text, _email text, _via text) IS 'Everything held about the person of _email as one JSON document: risk items (roles, document, retention), beneficiary rows, emissions, login codes with addresses, outbox rows naming them, audit rows about them; writes the audit row people.export first. Raises PT400 for a malformed e-mail. Owner-run entry points only.';
+
+REVOKE ALL ON FUNCTION insurance._person_export(_actor text, _email text, _via text) FROM PUBLIC;
+
+CREATE FUNCTION insurance._person_export(_actor text, _email text, _via text) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+DECLARE
+  _who   text := pg_catalog.lower(pg_catalog.btrim(_email));
+  _audit bigint;
+  _items bigint[];
+  _like  text;
+BEGIN
+  IF _who IS NULL OR _who !~ '^[^@\s]+@[^@\s]+\.[^@\s]+$' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'an e-mail address such as ada@example.com', DETAIL = 'BAD_REQUEST';
+  END IF;
+  _like := '%"' || pg_catalog.replace(pg_catalog.replace(pg_catalog.replace(_who, '\', '\\'), '%', '\%'), '_', '\_') || '"%';
+  _audit := insurance.record_audit(_actor, 'people.export', pg_catalog.jsonb_build_array(_who), 'ok',
+                                   CASE WHEN _via IS NOT NULL THEN pg_catalog.jsonb_build_object('via', _via) END);
+  SELECT pg_catalog.array_agg(p.risk_item_id) INTO _items FROM insurance._person_items(_who) p;
+  RETURN pg_catalog.jsonb_build_object(
+    'email', _who,
+    'exportedAt', pg_catalog.now(),
+    'auditId', _audit,
+    'policyRetention', insurance.policy_retention()::text,
+    'riskItems', coalesce((
+      SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'uid', r.uid, 'policyUid', r.policy_uid, 'roles', p.roles, 'status', r.status,
+               'endedAt', r.ended_at, 'retainedUntil', insurance.retained_until(r),
+               'pseudonymizedAt', z.at, 'document', d.document) ORDER BY r.id)
+        FROM insurance._person_items(_who) p
+        JOIN insurance.risk_items r ON r.id = p.risk_item_id
+        LEFT JOIN insurance.risk_item_documents d ON d.risk_item_id = r.id
+        LEFT JOIN insurance.pseudonymized_items z ON z.risk_item_id = r.id), '[]'),
+    'beneficiaries', coalesce((
+      SELECT pg_catalog.jsonb_agg(insurance.beneficiary_json(b) || pg_catalog.jsonb_build_object('riskItemUid', r.uid)
+                                  ORDER BY b.id)
+        FROM insurance.beneficiaries b JOIN insurance.risk_items r ON r.id = b.risk_item_id
+       WHERE b.email = _who), '[]'),
+    'emissions', coalesce((
+      SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'id', e.id, 'riskItemUid', r.uid, 'provider', e.provider, 'event', e.event, 'status', e.status,
+               'externalId', e.external_id, 'attempts', e.attempts, 'createdAt', e.created_at,
+               'updatedAt', e.updated_at, 'response', e.response, 'errors', e.error_history) ORDER BY e.id)
+        FROM insurance.integration_emissions e JOIN insurance.risk_items r ON r.id = e.risk_item_id
+       WHERE e.risk_item_id = ANY (_items)), '[]'),
+    'loginCodes', coalesce((
+      SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'createdAt', o.created_at, 'expiresAt', o.expires_at, 'usedAt', o.consumed_at,
+               'failedAttempts', o.attempts, 'address', pg_catalog.host(o.ip)) ORDER BY o.created_at)
+        FROM insurance.postsales_otp o WHERE o.email = _who), '[]'),
+    -- Outbox rows whose body names the person (a scan: rows are kept OUTBOX_RETENTION), and the
+    -- partner webhooks about their items' emissions (by the emission index).
+    'outbox', coalesce((
+      SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'id', q.id, 'url', q.url, 'createdAt', q.created_at, 'deliveredAt', q.delivered_at,
+               'deadAt', q.dead_at, 'attempts', q.attempts, 'body', q.body) ORDER BY q.id)
+        FROM (SELECT q.* FROM outbox.http_requests q WHERE q.body::text LIKE _like
+              UNION
+              SELECT q.* FROM outbox.http_requests q
+               WHERE ((q.body #>> '{data,emissionId}')::bigint) IN (
+                       SELECT e.id FROM insurance.integration_emissions e WHERE e.risk_item_id = ANY (_items))) q), '[]'),
+    'audit', coalesce((
+      SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'id', a.id, 'at', a.at, 'actor', a.actor, 'via', a.via, 'action', a.action,
+               'targets', a.targets, 'result', a.result) ORDER BY a.id)
+        FROM insurance.audit_log a
+       WHERE a.targets @> pg_catalog.jsonb_build_array(_who)
+          OR a.targets @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('email', _who))), '[]'));
+END
+$_$;
+
+COMMENT ON FUNCTION insurance._person_items(_email text) IS 'The risk items an e-mail appears in (holder, beneficiary, insured) with its roles there. Owner-run people functions only.';
+
+REVOKE ALL ON FUNCTION insurance._person_items(_email text) FROM PUBLIC;
+
+CREATE FUNCTION insurance._person_items(_email text) RETURNS TABLE(risk_item_id bigint, roles text[])
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  SELECT p.risk_item_id, pg_catalog.array_agg(DISTINCT p.role ORDER BY p.role)
+    FROM (SELECT b.risk_item_id, CASE WHEN b.is_holder THEN 'holder' ELSE 'beneficiary' END AS role
+            FROM insurance.beneficiaries b WHERE b.email = _email
+          UNION ALL
+          SELECT ac.risk_item_id, 'holder' FROM insurance.authorized_claimants ac WHERE ac.email = _email
+          UNION ALL
+          -- No index on the insured subject's e-mail: a scan, for an operator's rare request.
+          SELECT r.id, 'insured' FROM insurance.risk_items r WHERE r.insured_subject ->> 'email' = _email) p
+   GROUP BY p.risk_item_id
+$$;
+
+COMMENT ON FUNCTION insurance._pseudonymize_items(_ids bigint[], _reason text) IS 'Pseudonymizes the contract data of the items _ids: beneficiaries'' names and documents replaced, their e-mails random .invalid addresses, the insured subject''s declared keys removed, provider answers cleared; records each item once in pseudonymized_items; returns how many were new. Owner-run people functions only.';
+
+REVOKE ALL ON FUNCTION insurance._pseudonymize_items(_ids bigint[], _reason text) FROM PUBLIC;
+
+CREATE FUNCTION insurance._pseudonymize_items(_ids bigint[], _reason text) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+DECLARE
+  _done integer;
+BEGIN
+  IF pg_catalog.cardinality(_ids) = 0 THEN
+    RETURN 0;
+  END IF;
+  UPDATE insurance.beneficiaries b
+     SET name = 'erased', document = NULL,
+         email = CASE WHEN b.email IS NOT NULL
+                      THEN 'erased-' || pg_catalog.replace(pg_catalog.gen_random_uuid()::text, '-', '') || '@erased.invalid' END
+   WHERE b.risk_item_id = ANY (_ids);
+  UPDATE insurance.risk_items r
+     SET insured_subject = r.insured_subject - ARRAY(
+           SELECT pg_catalog.substr(m.json_path, 3) FROM insurance.personal_data m
+            WHERE m.relation = 'insurance.risk_items' AND m.column_name = 'insured_subject'
+              AND m.json_path ~ '^\$\.[A-Za-z_]+$')
+   WHERE r.id = ANY (_ids);
+  UPDATE insurance.integration_emissions e SET response = NULL, error_history = '[]'
+   WHERE e.risk_item_id = ANY (_ids) AND (e.response IS NOT NULL OR e.error_history <> '[]');
+  INSERT INTO insurance.pseudonymized_items (risk_item_id, reason)
+  SELECT i, _reason FROM pg_catalog.unnest(_ids) i ON CONFLICT DO NOTHING;
+  GET DIAGNOSTICS _done = ROW_COUNT;
+  RETURN _done;
+END
+$_$;
 
 COMMENT ON FUNCTION insurance._refresh_risk_item_documents(_ids bigint[], _lock boolean) IS 'Stores the computed document of each existing item of _ids (upsert); with _lock, first locks the items (FOR NO KEY UPDATE, id order) so that concurrent writers of one item refresh one after the other. Returns nothing. Owner only: called by the document triggers.';
 
@@ -1341,6 +1705,22 @@ BEGIN
   RETURN greatest(1, ceil(extract(epoch FROM _window + interval '1 hour' - pg_catalog.now()))::integer);
 END
 $$;
+
+CREATE FUNCTION insurance.apply_personal_data_retention() RETURNS integer
+    LANGUAGE sql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+  SELECT insurance._pseudonymize_items(ARRAY(
+           SELECT r.id FROM insurance.risk_items r
+            WHERE r.status <> 'active' AND insurance.retained_until(r) <= pg_catalog.now()
+              AND NOT EXISTS (SELECT FROM insurance.pseudonymized_items z WHERE z.risk_item_id = r.id)
+            ORDER BY r.id LIMIT 1000), 'retention ended')
+$$;
+
+COMMENT ON FUNCTION insurance.apply_personal_data_retention() IS 'Pseudonymizes the contract data of at most 1000 ended policies whose POLICY_RETENTION has passed; returns how many. insurance_cron (the hourly retention job), operators.';
+
+REVOKE ALL ON FUNCTION insurance.apply_personal_data_retention() FROM PUBLIC;
+GRANT ALL ON FUNCTION insurance.apply_personal_data_retention() TO insurance_cron;
 
 COMMENT ON FUNCTION insurance.beneficiary_json(_b insurance.beneficiaries) IS 'One beneficiary as every surface shows it: {id, name, email, document, relationship, isHolder, share}. Inlined; holder, channel, service and dashboard roles.';
 
@@ -1513,6 +1893,27 @@ COMMENT ON FUNCTION insurance.mirror_holder_claimants() IS 'AFTER trigger of ben
 
 REVOKE ALL ON FUNCTION insurance.mirror_holder_claimants() FROM PUBLIC;
 
+CREATE FUNCTION insurance.policy_retention() RETURNS interval
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  SELECT coalesce(nullif(pg_catalog.current_setting('insurance.policy_retention', true), ''), '10 years')::interval
+$$;
+
+COMMENT ON FUNCTION insurance.policy_retention() IS 'How long contract data is kept after its policy ends: the database setting insurance.policy_retention (POLICY_RETENTION), ten years when unset. Any role.';
+
+REVOKE ALL ON FUNCTION insurance.policy_retention() FROM PUBLIC;
+
+CREATE FUNCTION insurance.provider_call_buckets() RETURNS integer[]
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN ARRAY[25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 60000];
+
+COMMENT ON FUNCTION insurance.provider_call_buckets() IS 'The answer-time histogram''s bucket upper bounds in ms, of insurance.provider_call_minutes.buckets (a 13th bucket is open). Owner-run functions, service and dashboard roles.';
+
+REVOKE ALL ON FUNCTION insurance.provider_call_buckets() FROM PUBLIC;
+GRANT ALL ON FUNCTION insurance.provider_call_buckets() TO insurance_dashboard;
+GRANT ALL ON FUNCTION insurance.provider_call_buckets() TO insurance_service;
+
 CREATE FUNCTION insurance.purge_expired() RETURNS jsonb
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
@@ -1527,6 +1928,7 @@ DECLARE
   _minutes   integer;
   _hours     integer;
   _outbox    integer;
+  _pseudo    integer;
 BEGIN
   DELETE FROM insurance.postsales_otp WHERE created_at < _now - interval '1 hour' AND expires_at < _now;
   GET DIAGNOSTICS _otp = ROW_COUNT;
@@ -1543,12 +1945,14 @@ BEGIN
   GET DIAGNOSTICS _hours = ROW_COUNT;
   DELETE FROM outbox.http_requests WHERE delivered_at < _now - _retention;
   GET DIAGNOSTICS _outbox = ROW_COUNT;
+  _pseudo := insurance.apply_personal_data_retention();
   RETURN pg_catalog.jsonb_build_object('otp', _otp, 'sessions', _sessions, 'loginWindows', _windows,
-                                       'rateLimits', _minutes + _hours, 'outbox', _outbox);
+                                       'rateLimits', _minutes + _hours, 'outbox', _outbox,
+                                       'pseudonymized', _pseudo);
 END
 $$;
 
-COMMENT ON FUNCTION insurance.purge_expired() IS 'One retention pass: deletes expired OTP rows, ended sessions, old login-failure and rate-limit windows and outbox rows delivered longer than OUTBOX_RETENTION ago; returns the counts. insurance_cron (the hourly job).';
+COMMENT ON FUNCTION insurance.purge_expired() IS 'One retention pass: deletes expired OTP rows, ended sessions, old login-failure and rate-limit windows and outbox rows delivered longer than OUTBOX_RETENTION ago, pseudonymizes contract data whose POLICY_RETENTION is over; returns the counts. insurance_cron (the hourly job).';
 
 REVOKE ALL ON FUNCTION insurance.purge_expired() FROM PUBLIC;
 GRANT ALL ON FUNCTION insurance.purge_expired() TO insurance_cron;
@@ -1578,11 +1982,17 @@ BEGIN
     'retrySweepLastRunAt', (SELECT extract(epoch FROM j.last_run_at) FROM insurance.job_runs j
                              WHERE j.job = 'retry_sweep'),
     'accountCeilingTrips', (SELECT coalesce(pg_catalog.jsonb_object_agg(c.kind, c.trips), '{}')
-                              FROM insurance.account_ceiling_counts c));
+                              FROM insurance.account_ceiling_counts c),
+    'archive', (SELECT pg_catalog.jsonb_build_object(
+                  'enabled', pg_catalog.current_setting('archive_mode') IN ('on', 'always'),
+                  'archived', a.archived_count, 'failed', a.failed_count,
+                  'lastArchivedAt', extract(epoch FROM a.last_archived_time),
+                  'lastFailedAt', extract(epoch FROM a.last_failed_time))
+                  FROM pg_catalog.pg_stat_archiver a));
 END
 $$;
 
-COMMENT ON FUNCTION insurance.read_metrics() IS 'Every database gauge of /metrics in one call: outbox pending/dead/oldest age (all rows and partner webhooks), emission counts per status and provider, last retry sweep, account-wide ceiling trips by kind. Service role.';
+COMMENT ON FUNCTION insurance.read_metrics() IS 'Every database gauge of /metrics in one call: outbox pending/dead/oldest age (all rows and partner webhooks), emission counts per status and provider, last retry sweep, account-wide ceiling trips by kind, the WAL archiver''s counts and last success and failure. Service role.';
 
 REVOKE ALL ON FUNCTION insurance.read_metrics() FROM PUBLIC;
 GRANT ALL ON FUNCTION insurance.read_metrics() TO insurance_app;
@@ -1624,6 +2034,18 @@ BEGIN
   RAISE insufficient_privilege
     USING MESSAGE = pg_catalog.format('role %s may not call this entry point', _caller);
 END
+$$;
+
+COMMENT ON FUNCTION insurance.retained_until(_item insurance.risk_items) IS 'When the contract data of an ended policy reaches the end of its retention (ended_at + POLICY_RETENTION); NULL while the policy is active. Any role.';
+
+REVOKE ALL ON FUNCTION insurance.retained_until(_item insurance.risk_items) FROM PUBLIC;
+
+CREATE FUNCTION insurance.retained_until(_item insurance.risk_items) RETURNS timestamp with time zone
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  SELECT CASE WHEN (_item).status <> 'active'
+              THEN coalesce((_item).ended_at, (_item).updated_at) + insurance.policy_retention() END
 $$;
 
 COMMENT ON FUNCTION insurance.schedule_job(_job text, _schedule text, _command text, _database text) IS 'Registers (again) job _job with _schedule and _command for this database (or database _database), run as insurance_cron; says in a NOTICE what it did, or why not and the statement to run by hand; never raises. Migrations only.';
@@ -1704,6 +2126,23 @@ BEGIN
     RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'the outbox retention must be at least a minute';
   END IF;
   EXECUTE pg_catalog.format('ALTER DATABASE %I SET insurance.outbox_retention = %L',
+                            pg_catalog.current_database(), _retention::text);
+END
+$$;
+
+COMMENT ON FUNCTION insurance.set_policy_retention(_retention interval) IS 'Sets how long contract data is kept after its policy ends (a database setting read by the retention functions; at least a day). Operators (migrate, POLICY_RETENTION).';
+
+REVOKE ALL ON FUNCTION insurance.set_policy_retention(_retention interval) FROM PUBLIC;
+
+CREATE FUNCTION insurance.set_policy_retention(_retention interval) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+BEGIN
+  IF _retention IS NULL OR _retention < interval '1 day' THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'the policy retention must be at least a day';
+  END IF;
+  EXECUTE pg_catalog.format('ALTER DATABASE %I SET insurance.policy_retention = %L',
                             pg_catalog.current_database(), _retention::text);
 END
 $$;

@@ -52,6 +52,33 @@ BEGIN
 END
 $$;
 
+COMMENT ON FUNCTION integrations._note_calls(_rows jsonb) IS 'Appends, for the current minute, one insurance.provider_call_minutes row per target of _rows [{target, ms, failed}]: calls, failures, answer times per bucket (insurance.provider_call_buckets). Private helper of record_calls and outbox.record_webhook_calls.';
+
+REVOKE ALL ON FUNCTION integrations._note_calls(_rows jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION integrations._note_calls(_rows jsonb) TO insurance_service;
+
+CREATE FUNCTION integrations._note_calls(_rows jsonb) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $_$
+BEGIN
+  -- _rows: [{target, ms, failed}], calls without an answer time left out by the caller.
+  WITH c AS (
+    SELECT x ->> 'target' AS target, coalesce((x ->> 'failed')::boolean, false) AS failed,
+           pg_catalog.width_bucket((x ->> 'ms')::numeric, insurance.provider_call_buckets()) AS b
+      FROM pg_catalog.jsonb_array_elements(_rows) x
+     WHERE x ->> 'target' ~ '^[A-Z][A-Z0-9_]{0,63}$' AND pg_catalog.jsonb_typeof(x -> 'ms') = 'number'
+  )
+  INSERT INTO insurance.provider_call_minutes (minute, target, calls, failures, buckets)
+  SELECT pg_catalog.date_trunc('minute', pg_catalog.now()), t.target, t.calls, t.failures,
+         -- bucket 0: under the first bound; bucket i: from bound i up to bound i + 1; the last is open
+         ARRAY(SELECT count(d.b)::integer FROM pg_catalog.generate_series(0, pg_catalog.cardinality(insurance.provider_call_buckets())) g(i)
+                 LEFT JOIN c d ON d.target = t.target AND d.b = g.i
+                GROUP BY g.i ORDER BY g.i)
+    FROM (SELECT c.target, count(*) AS calls, count(*) FILTER (WHERE c.failed) AS failures FROM c GROUP BY c.target) t;
+END
+$_$;
+
 COMMENT ON FUNCTION integrations._record_outcomes(_outcomes jsonb, _options jsonb) IS 'Takes outcomes [{riskItemId, provider, event, outcome}] of distinct keys and the options; applies the state machine to all of them set-based (emission upserts, metadata.integration, chat notices, delayed /retry, claims given back); returns [integrations.emission_json] in order; raises what any outcome cannot satisfy. Private helper of record_emission and record_batch (service role).';
 
 REVOKE ALL ON FUNCTION integrations._record_outcomes(_outcomes jsonb, _options jsonb) FROM PUBLIC;
@@ -180,7 +207,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) IS 'Claims, set-based, the emission key of each spec ({riskItemId and/or riskItemUid, provider, event} | {orderId} | {emissionId}) with a lease; answers each in order: {claimed: true, idempotencyKey, item} or {claimed: false, status: skipped|SUCCESS|FAILED|ABANDONED|IN_PROGRESS, ...} (with orderId for an order), a spec that names nothing {refused: {status: 404, code, message}}; a key named twice answers as two calls in a row. Service role.';
+COMMENT ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) IS 'Claims, set-based, the emission key of each spec ({riskItemId and/or riskItemUid, provider, event} | {orderId} | {emissionId}) with a lease; answers each in order: {claimed: true, idempotencyKey, item} or {claimed: false, status: skipped|SUCCESS|FAILED|ABANDONED|IN_PROGRESS|PAUSED, ...} (with orderId for an order), a spec that names nothing {refused: {status: 404, code, message}}; a key named twice answers as two calls in a row; a paused provider''s key is not claimed (PAUSED, with emissionId and pausedUntil; a first emission stored as FAILED of 0 attempts). Service role.';
 
 REVOKE ALL ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION integrations.begin_batch(_specs jsonb, _claimed_by text, _lease_seconds integer) TO insurance_app;
@@ -204,6 +231,7 @@ DECLARE
   _code text[];
   _first boolean[];
   _got boolean[];
+  _paused timestamptz[];
   _out jsonb;
 BEGIN
   IF current_user <> 'insurance_owner' THEN
@@ -240,6 +268,12 @@ BEGIN
               FROM named d
               LEFT JOIN insurance.risk_items r ON d.code IS NULL AND r.id = d.item
               LEFT JOIN insurance.packages p ON p.id = r.package_id) k
+  ), paused AS MATERIALIZED (
+    -- The paused providers among the batch's (a handful of rows; 'infinity' when no end is set).
+    SELECT k.n, coalesce(z.until, 'infinity') AS until
+      FROM resolved k
+      JOIN insurance.provider_pauses z ON z.provider = k.slug AND (z.until IS NULL OR z.until > pg_catalog.now())
+     WHERE k.code IS NULL
   ), claimed AS (
     -- Claim first, then read the emission (the next statement, a newer snapshot): a caller that
     -- recorded SUCCESS gave its claim back in the same transaction, so whoever claims after it
@@ -249,6 +283,7 @@ BEGIN
            pg_catalog.clock_timestamp() + pg_catalog.make_interval(secs => _lease_seconds)
       FROM resolved k
      WHERE k.code IS NULL AND k.slug IS NOT NULL AND k.is_first
+       AND NOT EXISTS (SELECT FROM paused z WHERE z.n = k.n)
      ORDER BY k.item, k.slug, k.event
     ON CONFLICT ON CONSTRAINT emission_claims_pkey DO UPDATE
        SET claimed_by = excluded.claimed_by, lease_until = excluded.lease_until
@@ -259,19 +294,30 @@ BEGIN
          pg_catalog.array_agg(k.item ORDER BY k.n), pg_catalog.array_agg(k.uid ORDER BY k.n),
          pg_catalog.array_agg(k.slug ORDER BY k.n), pg_catalog.array_agg(k.event ORDER BY k.n),
          pg_catalog.array_agg(k.code ORDER BY k.n), pg_catalog.array_agg(k.is_first ORDER BY k.n),
-         pg_catalog.array_agg(c.risk_item_id IS NOT NULL ORDER BY k.n)
-    INTO _n, _order, _item, _uid, _slug, _event, _code, _first, _got
+         pg_catalog.array_agg(c.risk_item_id IS NOT NULL ORDER BY k.n), pg_catalog.array_agg(z.until ORDER BY k.n)
+    INTO _n, _order, _item, _uid, _slug, _event, _code, _first, _got, _paused
     FROM resolved k
-    LEFT JOIN claimed c ON k.code IS NULL AND c.risk_item_id = k.item AND c.provider = k.slug AND c.event = k.event;
+    LEFT JOIN claimed c ON k.code IS NULL AND c.risk_item_id = k.item AND c.provider = k.slug AND c.event = k.event
+    LEFT JOIN paused z ON z.n = k.n;
 
   WITH k AS MATERIALIZED (
     SELECT k.*, x.em, coalesce((x.em).status = 'SUCCESS' OR (x.em).status = 'ABANDONED'
                                OR ((x.em).status = 'FAILED' AND (x.em).next_retry_at > pg_catalog.now()), false) AS final
-      FROM unnest(_n, _order, _item, _uid, _slug, _event, _code, _first, _got)
-           AS k(n, order_id, item, uid, slug, event, code, is_first, got)
+      FROM unnest(_n, _order, _item, _uid, _slug, _event, _code, _first, _got, _paused)
+           AS k(n, order_id, item, uid, slug, event, code, is_first, got, paused_until)
       LEFT JOIN LATERAL (SELECT e AS em FROM insurance.integration_emissions e
                           WHERE k.code IS NULL AND e.risk_item_id = k.item AND e.provider = k.slug
                             AND e.event = k.event) x ON true
+  ), waiting AS (
+    -- A first emission of a paused provider is kept as FAILED, 0 attempts, due now: the sweep
+    -- queues it once the pause ends (attempts 0 sends no webhook event: nothing was recorded).
+    INSERT INTO insurance.integration_emissions AS e (risk_item_id, provider, event, status, next_retry_at, attempts)
+    SELECT k.item, k.slug, k.event, 'FAILED', pg_catalog.now(), 0
+      FROM k
+     WHERE k.paused_until IS NOT NULL AND k.is_first AND k.em IS NULL
+     ORDER BY k.n
+    ON CONFLICT ON CONSTRAINT integration_emissions_risk_item_id_provider_event_key DO NOTHING
+    RETURNING e.id, e.risk_item_id, e.provider, e.event
   ), given_back AS (
     DELETE FROM insurance.emission_claims c
      USING k
@@ -291,6 +337,11 @@ BEGIN
                 ELSE pg_catalog.jsonb_build_object('riskItemId', k.item, 'riskItemUid', k.uid,
                                                    'provider', k.slug, 'event', k.event)
                   || CASE WHEN k.slug IS NULL THEN '{"claimed": false, "status": "skipped", "emissionId": null}'
+                          WHEN k.paused_until IS NOT NULL AND k.final THEN integrations.emission_json(k.em) || '{"claimed": false}'
+                          WHEN k.paused_until IS NOT NULL THEN pg_catalog.jsonb_build_object(
+                                 'claimed', false, 'status', 'PAUSED', 'emissionId', coalesce((k.em).id, w.id),
+                                 'attempts', coalesce((k.em).attempts, 0),
+                                 'pausedUntil', CASE WHEN k.paused_until < 'infinity' THEN k.paused_until END)
                           WHEN NOT k.got OR (NOT k.is_first AND NOT k.final) THEN
                             '{"claimed": false, "status": "IN_PROGRESS"}'::jsonb
                             || pg_catalog.jsonb_build_object('emissionId', (k.em).id)
@@ -304,7 +355,8 @@ BEGIN
                           ELSE '{}' END END
            ORDER BY k.n), '[]')
     INTO _out
-    FROM k, items i;
+    FROM k CROSS JOIN items i
+    LEFT JOIN waiting w ON w.risk_item_id = k.item AND w.provider = k.slug AND w.event = k.event;
   RETURN _out;
 END
 $$;
@@ -380,7 +432,7 @@ CREATE FUNCTION integrations.enqueue_risk_item_dispatch() RETURNS trigger
 BEGIN
   PERFORM outbox.http_post('/api/integrations/dispatch',
                            pg_catalog.jsonb_build_object('type', 'INSERT', 'table', 'risk_items',
-                                                         'record', pg_catalog.to_jsonb(n)),
+                                                         'record', pg_catalog.jsonb_build_object('id', n.id, 'uid', n.uid)),
                            '{}', NULL)
      FROM new_rows n JOIN insurance.packages p ON p.id = n.package_id
     WHERE p.sales_integration_slug IS NOT NULL
@@ -389,9 +441,54 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION integrations.enqueue_risk_item_dispatch() IS 'AFTER INSERT statement trigger of risk_items: one POST /api/integrations/dispatch outbox row per new item of a package with a sales slug. Trigger only.';
+COMMENT ON FUNCTION integrations.enqueue_risk_item_dispatch() IS 'AFTER INSERT statement trigger of risk_items: one POST /api/integrations/dispatch outbox row per new item of a package with a sales slug; its record is {id, uid}, no personal data. Trigger only.';
 
 REVOKE ALL ON FUNCTION integrations.enqueue_risk_item_dispatch() FROM PUBLIC;
+
+COMMENT ON FUNCTION integrations.pause_provider(_provider text, _until timestamp with time zone) IS 'Pauses provider _provider until _until (NULL: until resumed; a pause again sets the new end); returns {provider, paused: true, pausedAt, until}; raises PT400 VALIDATION_ERROR for a bad code or an end not in the future. Owner-run callers that audit it (admin.pause_provider, dashboard.pause_provider).';
+
+REVOKE ALL ON FUNCTION integrations.pause_provider(_provider text, _until timestamp with time zone) FROM PUBLIC;
+
+CREATE FUNCTION integrations.pause_provider(_provider text, _until timestamp with time zone) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+DECLARE
+  _p insurance.provider_pauses;
+BEGIN
+  IF _provider IS NULL OR _provider !~ '^[A-Z][A-Z0-9_]{0,63}$' THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'provider must be a code such as PROVIDER_A',
+                          DETAIL = 'VALIDATION_ERROR',
+                          HINT = '[{"field": "provider", "message": "a provider code such as PROVIDER_A"}]';
+  END IF;
+  IF _until IS NOT NULL AND _until <= pg_catalog.now() THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'until must be in the future', DETAIL = 'VALIDATION_ERROR',
+                          HINT = '[{"field": "until", "message": "must be in the future"}]';
+  END IF;
+  INSERT INTO insurance.provider_pauses AS z (provider, paused_at, until)
+  VALUES (_provider, pg_catalog.now(), _until)
+  ON CONFLICT (provider) DO UPDATE SET until = excluded.until
+  RETURNING * INTO _p;
+  RETURN pg_catalog.jsonb_build_object('provider', _p.provider, 'paused', true, 'pausedAt', _p.paused_at,
+                                       'until', _p.until);
+END
+$_$;
+
+CREATE FUNCTION integrations.paused_providers() RETURNS jsonb
+    LANGUAGE sql STABLE
+    SET search_path TO ''
+    AS $$
+  SELECT coalesce(pg_catalog.jsonb_object_agg(z.provider, pg_catalog.jsonb_build_object(
+           'pausedAt', z.paused_at, 'until', z.until)), '{}')
+    FROM insurance.provider_pauses z
+   WHERE z.until IS NULL OR z.until > pg_catalog.now()
+$$;
+
+COMMENT ON FUNCTION integrations.paused_providers() IS 'The pauses in force now: {provider: {pausedAt, until}} (until NULL: until resumed by hand). Service and dashboard roles.';
+
+REVOKE ALL ON FUNCTION integrations.paused_providers() FROM PUBLIC;
+GRANT ALL ON FUNCTION integrations.paused_providers() TO insurance_dashboard;
+GRANT ALL ON FUNCTION integrations.paused_providers() TO insurance_service;
 
 COMMENT ON FUNCTION integrations.provider_config(_slug text) IS 'The auth_config of provider _slug (any case), or NULL when it has no row. Service role.';
 
@@ -469,6 +566,30 @@ BEGIN
 END
 $$;
 
+COMMENT ON FUNCTION integrations.record_calls(_outcomes jsonb, _options jsonb) IS 'integrations.record_batch(_outcomes, _options) (its answer), with the batch''s provider calls (outcomes that carry elapsedMs) noted per provider for the current minute in insurance.provider_call_minutes. Service role.';
+
+REVOKE ALL ON FUNCTION integrations.record_calls(_outcomes jsonb, _options jsonb) FROM PUBLIC;
+GRANT ALL ON FUNCTION integrations.record_calls(_outcomes jsonb, _options jsonb) TO insurance_app;
+GRANT ALL ON FUNCTION integrations.record_calls(_outcomes jsonb, _options jsonb) TO insurance_service;
+
+CREATE FUNCTION integrations.record_calls(_outcomes jsonb, _options jsonb DEFAULT '{}'::jsonb) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+BEGIN
+  IF current_user <> 'insurance_owner' THEN
+    PERFORM insurance.require_role('insurance_service');
+  END IF;
+  PERFORM integrations._note_calls(coalesce((
+    SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+             'target', x ->> 'provider', 'ms', x -> 'elapsedMs',
+             'failed', coalesce(x #>> '{outcome,status}', '') <> 'SUCCESS'))
+      FROM pg_catalog.jsonb_array_elements(_outcomes) x
+     WHERE pg_catalog.jsonb_typeof(x -> 'elapsedMs') = 'number'), '[]'));
+  RETURN integrations.record_batch(_outcomes, _options);
+END
+$$;
+
 COMMENT ON FUNCTION integrations.record_emission(_risk_item_id bigint, _provider text, _event text, _outcome jsonb, _options jsonb) IS 'Records an orchestrator outcome for the key in one transaction: the emission upsert and its transition (SUCCESS final; FAILED with backoff and a delayed /retry; ABANDONED), metadata.integration for the sales dispatch, chat notices, the claim given back; returns integrations.emission_json. Service role.';
 
 REVOKE ALL ON FUNCTION integrations.record_emission(_risk_item_id bigint, _provider text, _event text, _outcome jsonb, _options jsonb) FROM PUBLIC;
@@ -484,6 +605,30 @@ BEGIN
   END IF;
   RETURN integrations._record_outcomes(pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object(
            'riskItemId', _risk_item_id, 'provider', _provider, 'event', _event, 'outcome', _outcome)), _options) -> 0;
+END
+$$;
+
+COMMENT ON FUNCTION integrations.resume_provider(_provider text) IS 'Ends provider _provider''s pause (if any) and queues /retry for its due FAILED emissions without one pending; returns {provider, paused: false, wasPaused, retriesQueued}. Owner-run callers that audit it.';
+
+REVOKE ALL ON FUNCTION integrations.resume_provider(_provider text) FROM PUBLIC;
+
+CREATE FUNCTION integrations.resume_provider(_provider text) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _was insurance.provider_pauses;
+  _queued integer;
+BEGIN
+  DELETE FROM insurance.provider_pauses z WHERE z.provider = _provider RETURNING * INTO _was;
+  SELECT count(outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', e.id),
+                                '{}', NULL))
+    INTO _queued
+    FROM insurance.integration_emissions e
+   WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now() AND e.provider = _provider
+     AND NOT integrations.retry_pending(e.id);
+  RETURN pg_catalog.jsonb_build_object('provider', _provider, 'paused', false, 'wasPaused', _was.provider IS NOT NULL,
+                                       'retriesQueued', _queued);
 END
 $$;
 
@@ -681,25 +826,54 @@ DECLARE
   _queued integer;
   _leases integer;
   _claims integer;
+  _ended jsonb;
+  _folded integer;
 BEGIN
   PERFORM insurance.require_role('insurance_service', 'insurance_cron');
+  WITH ended AS (
+    DELETE FROM insurance.provider_pauses z WHERE z.until <= pg_catalog.now() RETURNING z.provider, z.until
+  )
+  SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('provider', e.provider, 'until', e.until)
+                              ORDER BY e.provider)
+    INTO _ended FROM ended e;
+  PERFORM insurance.record_audit('system:schedule', 'providers.resume', pg_catalog.jsonb_build_array(p ->> 'provider'),
+                                 'ok', pg_catalog.jsonb_build_object('endedBy', 'schedule', 'until', p -> 'until'))
+     FROM pg_catalog.jsonb_array_elements(coalesce(_ended, '[]')) p;
   SELECT count(outbox.http_post('/api/integrations/retry', pg_catalog.jsonb_build_object('emissionId', e.id),
                                 '{}', NULL))
     INTO _queued
     FROM insurance.integration_emissions e
    WHERE e.status = 'FAILED' AND e.next_retry_at <= pg_catalog.now()
-     AND NOT integrations.retry_pending(e.id);
+     AND NOT integrations.retry_pending(e.id)
+     AND NOT EXISTS (SELECT FROM insurance.provider_pauses z
+                      WHERE z.provider = e.provider AND (z.until IS NULL OR z.until > pg_catalog.now()));
   UPDATE outbox.http_requests o SET lease_until = NULL, leased_by = NULL
    WHERE o.delivered_at IS NULL AND o.dead_at IS NULL AND o.lease_until < pg_catalog.now();
   GET DIAGNOSTICS _leases = ROW_COUNT;
   DELETE FROM insurance.emission_claims c WHERE c.lease_until < pg_catalog.now();
   GET DIAGNOSTICS _claims = ROW_COUNT;
-  RETURN pg_catalog.jsonb_build_object('retriesQueued', _queued, 'leasesFreed', _leases,
-                                       'claimsFreed', _claims);
+  -- Past minutes' call rows folded into one per (minute, target); older than a day dropped.
+  WITH past AS (
+    DELETE FROM insurance.provider_call_minutes m
+     WHERE NOT m.folded AND m.minute < pg_catalog.date_trunc('minute', pg_catalog.now())
+    RETURNING m.minute, m.target, m.calls, m.failures, m.buckets
+  ), folded AS (
+    INSERT INTO insurance.provider_call_minutes (minute, target, calls, failures, buckets, folded)
+    SELECT p.minute, p.target, sum(p.calls), sum(p.failures),
+           ARRAY(SELECT sum(b.n)::integer FROM past q CROSS JOIN LATERAL pg_catalog.unnest(q.buckets) WITH ORDINALITY b(n, i)
+                  WHERE q.minute = p.minute AND q.target = p.target GROUP BY b.i ORDER BY b.i), true
+      FROM past p GROUP BY p.minute, p.target
+    RETURNING 1
+  )
+  SELECT count(*) INTO _folded FROM folded;
+  DELETE FROM insurance.provider_call_minutes m WHERE m.minute < pg_catalog.now() - interval '1 day';
+  RETURN pg_catalog.jsonb_build_object('retriesQueued', _queued, 'leasesFreed', _leases, 'claimsFreed', _claims)
+         || CASE WHEN _ended IS NOT NULL THEN pg_catalog.jsonb_build_object('pausesEnded', _ended) ELSE '{}' END
+         || CASE WHEN _folded > 0 THEN pg_catalog.jsonb_build_object('callMinutesFolded', _folded) ELSE '{}' END;
 END
 $$;
 
-COMMENT ON FUNCTION integrations.sweep() IS 'One pass of the retry sweep: queues /retry for due FAILED emissions without a pending call, frees expired outbox leases and emission claims; returns {retriesQueued, leasesFreed, claimsFreed}. Service role or insurance_cron.';
+COMMENT ON FUNCTION integrations.sweep() IS 'One pass of the retry sweep: ends the pauses whose time has come (audited providers.resume by system:schedule), queues /retry for due FAILED emissions of providers not paused without a pending call, frees expired outbox leases and emission claims, folds past minutes of insurance.provider_call_minutes and drops those older than a day; returns {retriesQueued, leasesFreed, claimsFreed, pausesEnded?, callMinutesFolded?}. Service role or insurance_cron.';
 
 REVOKE ALL ON FUNCTION integrations.sweep() FROM PUBLIC;
 GRANT ALL ON FUNCTION integrations.sweep() TO insurance_cron;

@@ -103,6 +103,8 @@ CREATE TRIGGER http_requests_count_insert AFTER INSERT ON outbox.http_requests R
 
 CREATE TRIGGER http_requests_count_update AFTER UPDATE ON outbox.http_requests REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION outbox._count_requests();
 
+CREATE TRIGGER http_requests_drop_delivered_body BEFORE UPDATE OF delivered_at ON outbox.http_requests FOR EACH ROW WHEN (((old.delivered_at IS NULL) AND (new.delivered_at IS NOT NULL) AND (new.channel_id IS NULL) AND (new.body IS NOT NULL))) EXECUTE FUNCTION outbox._drop_delivered_body();
+
 CREATE TRIGGER http_requests_mark_batch BEFORE INSERT ON outbox.http_requests FOR EACH ROW EXECUTE FUNCTION outbox._mark_batch();
 
 GRANT SELECT ON TABLE outbox.http_requests TO insurance_dashboard;
@@ -177,6 +179,63 @@ COMMENT ON FUNCTION outbox._count_requests() IS 'Statement trigger of http_reque
 
 REVOKE ALL ON FUNCTION outbox._count_requests() FROM PUBLIC;
 
+CREATE FUNCTION outbox._drop_delivered_body() RETURNS trigger
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+BEGIN
+  NEW.body := nullif(pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+                'type', NEW.body -> 'type', 'table', NEW.body -> 'table',
+                'record', nullif(pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object(
+                            'id', NEW.body #> '{record,id}', 'uid', NEW.body #> '{record,uid}')), '{}'),
+                'order_id', NEW.body -> 'order_id', 'emission_id', NEW.body -> 'emission_id',
+                'emissionId', NEW.body -> 'emissionId')), '{}');
+  RETURN NEW;
+END
+$$;
+
+COMMENT ON FUNCTION outbox._drop_delivered_body() IS 'BEFORE UPDATE trigger of outbox.http_requests: a row that becomes delivered keeps only the ids of its body (type, table, record id and uid, order_id, emission_id, emissionId; NULL when none), unless it is a partner webhook''s (channel_id set: redeliveries resend it). Trigger only.';
+
+REVOKE ALL ON FUNCTION outbox._drop_delivered_body() FROM PUBLIC;
+
+COMMENT ON FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, _ids bigint[]) IS 'Takes an actor, a channel and outbox ids (NULL: every pending row of the channel); ends the pending partner webhook deliveries among them whose endpoint their channel no longer has for their event type (dead, last_error ENDPOINT_REMOVED, lease dropped), audited as webhooks.endpoint_removed; returns their ids. claim_batch and admin.set_channel_webhooks.';
+
+REVOKE ALL ON FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, _ids bigint[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, _ids bigint[]) TO insurance_service;
+
+CREATE FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, _ids bigint[]) RETURNS bigint[]
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    SET plan_cache_mode TO 'force_custom_plan'
+    AS $$
+DECLARE
+  _ended bigint[];
+  _channels jsonb;
+  _urls jsonb;
+BEGIN
+  WITH ended AS (
+    UPDATE outbox.http_requests r
+       SET dead_at = pg_catalog.now(), lease_until = NULL, leased_by = NULL,
+           last_error = 'ENDPOINT_REMOVED: the channel no longer has this endpoint for this event type'
+     WHERE (r.id = ANY (_ids) OR (_ids IS NULL AND r.channel_id = _channel))
+       AND r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL
+       AND NOT EXISTS (SELECT FROM insurance.channels c
+                        CROSS JOIN LATERAL webhooks._endpoints(c.integration_payload, r.body ->> 'type') AS e(url)
+                        WHERE c.id = r.channel_id AND e.url = r.url)
+    RETURNING r.id, r.channel_id, r.url)
+  SELECT pg_catalog.array_agg(e.id ORDER BY e.id), pg_catalog.jsonb_agg(DISTINCT e.channel_id),
+         pg_catalog.jsonb_agg(DISTINCT e.url)
+    INTO _ended, _channels, _urls
+    FROM ended e;
+  IF _ended IS NOT NULL THEN
+    PERFORM insurance.record_audit(_actor, 'webhooks.endpoint_removed', pg_catalog.to_jsonb(_ended), 'ok',
+              pg_catalog.jsonb_build_object('channels', _channels, 'urls', _urls, 'reason',
+                                            'the channel no longer has this endpoint for this event type'));
+  END IF;
+  RETURN coalesce(_ended, '{}');
+END
+$$;
+
 CREATE FUNCTION outbox._fold_request_counts() RETURNS TABLE(pending bigint, dead bigint)
     LANGUAGE plpgsql
     SET search_path TO ''
@@ -216,7 +275,7 @@ COMMENT ON FUNCTION outbox._mark_batch() IS 'BEFORE INSERT trigger of http_reque
 
 REVOKE ALL ON FUNCTION outbox._mark_batch() FROM PUBLIC;
 
-COMMENT ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) IS 'Leases up to _size due rows to _worker for _lease_seconds (attempts + 1), reading only those rows; returns {requests: [{id, method, url, headers, body, attempts}], nextDueAt}. The worker (service role).';
+COMMENT ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) IS 'Leases up to _size due rows to _worker for _lease_seconds (attempts + 1), reading only those rows; a partner webhook row to an endpoint its channel no longer has is ended instead (outbox._end_removed_endpoints); returns {requests: [{id, method, url, headers, body, attempts}], nextDueAt}. The worker (service role).';
 
 REVOKE ALL ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) FROM PUBLIC;
 GRANT ALL ON FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds integer) TO insurance_app;
@@ -229,15 +288,22 @@ CREATE FUNCTION outbox.claim_batch(_worker text, _size integer, _lease_seconds i
     AS $$
 DECLARE
   _ids bigint[];
+  _webhook_ids bigint[];
   _claimed jsonb;
 BEGIN
   PERFORM insurance.require_role('insurance_service');
-  _ids := ARRAY(SELECT r.id FROM outbox.http_requests r
-                 WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
-                   AND (r.lease_until IS NULL OR r.lease_until < pg_catalog.now())
-                 ORDER BY r.deliver_after
-                 LIMIT _size
-                 FOR UPDATE SKIP LOCKED);
+  SELECT coalesce(pg_catalog.array_agg(d.id), '{}'), pg_catalog.array_agg(d.id) FILTER (WHERE d.channel_id IS NOT NULL)
+    INTO _ids, _webhook_ids
+    FROM (SELECT r.id, r.channel_id FROM outbox.http_requests r
+           WHERE r.delivered_at IS NULL AND r.dead_at IS NULL AND r.deliver_after <= pg_catalog.now()
+             AND (r.lease_until IS NULL OR r.lease_until < pg_catalog.now())
+           ORDER BY r.deliver_after
+           LIMIT _size
+           FOR UPDATE SKIP LOCKED) d;
+  IF _webhook_ids IS NOT NULL THEN
+    _ids := ARRAY(SELECT pg_catalog.unnest(_ids)
+                  EXCEPT SELECT pg_catalog.unnest(outbox._end_removed_endpoints('worker:' || _worker, NULL, _webhook_ids)));
+  END IF;
   WITH leased AS (
     UPDATE outbox.http_requests r
        SET lease_until = pg_catalog.now() + pg_catalog.make_interval(secs => _lease_seconds),
@@ -366,6 +432,30 @@ CREATE FUNCTION outbox.record_deliveries(_worker text, _results jsonb, _max_atte
   )
   SELECT count(*) FILTER (WHERE delivered_at IS NOT NULL)::integer FROM upd
 $$;
+
+COMMENT ON FUNCTION outbox.record_timed_deliveries(_worker text, _results jsonb, _max_attempts integer) IS 'outbox.record_deliveries(_worker, _results, _max_attempts) (how many were delivered), with the partner webhook calls whose results carry ms noted for the current minute as target WEBHOOKS in insurance.provider_call_minutes. The worker (service role).';
+
+REVOKE ALL ON FUNCTION outbox.record_timed_deliveries(_worker text, _results jsonb, _max_attempts integer) FROM PUBLIC;
+GRANT ALL ON FUNCTION outbox.record_timed_deliveries(_worker text, _results jsonb, _max_attempts integer) TO insurance_app;
+GRANT ALL ON FUNCTION outbox.record_timed_deliveries(_worker text, _results jsonb, _max_attempts integer) TO insurance_service;
+
+CREATE FUNCTION outbox.record_timed_deliveries(_worker text, _results jsonb, _max_attempts integer DEFAULT 20) RETURNS integer
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $_$
+BEGIN
+  PERFORM insurance.require_role('insurance_service');
+  IF pg_catalog.jsonb_path_exists(_results, '$[*].ms') THEN
+    PERFORM integrations._note_calls((
+      SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object(
+               'target', 'WEBHOOKS', 'ms', x -> 'ms',
+               'failed', coalesce((x ->> 'status')::integer NOT BETWEEN 200 AND 299, true)))
+        FROM pg_catalog.jsonb_array_elements(_results) x
+       WHERE pg_catalog.jsonb_typeof(x -> 'ms') = 'number'));
+  END IF;
+  RETURN outbox.record_deliveries(_worker, _results, _max_attempts);
+END
+$_$;
 
 COMMENT ON FUNCTION outbox.release(_worker text, _ids bigint[]) IS 'Gives rows ids leased by worker back to the queue at once, their attempt uncounted; returns how many. The worker on shutdown.';
 

@@ -108,14 +108,20 @@ $$;
 CREATE FUNCTION postsales.my_risk_items() RETURNS json
     LANGUAGE plpgsql STABLE
     SET search_path TO ''
-    SET plan_cache_mode TO 'force_generic_plan'
     AS $$
-DECLARE
-  _email text := insurance.claim('email');  -- once, as a plain expression: no subquery per call
 BEGIN
-  IF pg_catalog.current_setting('role') <> 'insurance_holder' THEN  -- see risk_item()
-    PERFORM insurance.require_role('insurance_holder');
+  IF pg_catalog.current_setting('role') = 'insurance_holder' THEN  -- see risk_item()
+    RETURN (
+      SELECT coalesce(json_agg(json_build_object(
+               'id', ri.id, 'uid', ri.uid, 'policy_uid', ri.policy_uid, 'status', ri.status,
+               'variant', ri.variant, 'insured_subject', ri.insured_subject,
+               'package', json_build_object('uid', p.uid, 'name', p.name),
+               'created_at', ri.created_at, 'updated_at', ri.updated_at) ORDER BY ri.id DESC), '[]')
+        FROM insurance.risk_items ri
+        JOIN insurance.packages p ON p.id = ri.package_id
+       WHERE ri.status = 'active');
   END IF;
+  PERFORM insurance.require_role('insurance_holder');
   RETURN (
     SELECT coalesce(json_agg(json_build_object(
              'id', ri.id, 'uid', ri.uid, 'policy_uid', ri.policy_uid, 'status', ri.status,
@@ -125,7 +131,7 @@ BEGIN
       FROM insurance.authorized_claimants ac
       JOIN insurance.risk_items ri ON ri.id = ac.risk_item_id
       JOIN insurance.packages p ON p.id = ri.package_id
-     WHERE ac.email = _email AND ri.status = 'active');
+     WHERE ac.email = insurance.claim('email') AND ri.status = 'active');
 END
 $$;
 

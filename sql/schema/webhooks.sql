@@ -111,6 +111,7 @@ BEGIN
   WITH recorded AS MATERIALIZED (
     SELECT x.n, e.id, e.risk_item_id, r.uid, r.policy_uid, r.channel_id, e.provider, e.event, e.status,
            e.external_id, e.attempts, e.next_retry_at, e.error_history,
+           pg_catalog.jsonb_array_length(coalesce(e.error_history, '[]')) AS history,
            CASE e.status WHEN 'SUCCESS' THEN 'emission.succeeded' WHEN 'FAILED' THEN 'emission.failed'
                          ELSE 'emission.abandoned' END AS type
       FROM pg_catalog.unnest(_ids) WITH ORDINALITY AS x(id, n)
@@ -129,7 +130,9 @@ BEGIN
      WHERE EXISTS (SELECT FROM webhooks.secrets s WHERE s.channel_id = c.id))
   SELECT w.url, v.body,
          pg_catalog.jsonb_build_object(
-           'webhook-id', 'msg_' || pg_catalog.encode(pg_catalog.uuid_send(pg_catalog.gen_random_uuid()), 'hex'),
+           'webhook-id', 'msg_' || pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(
+             pg_catalog.concat_ws(':', d.uid, d.provider, d.event, d.attempts, d.history, d.type, w.url), 'UTF8')),
+             'hex'), 32),
            'X-Outbox-Webhook', d.channel_id),
          d.channel_id
     FROM recorded d
