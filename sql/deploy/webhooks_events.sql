@@ -113,8 +113,10 @@ REVOKE ALL ON FUNCTION webhooks._emission_event() FROM PUBLIC;
 -- An outcome recorded: a first one (INSERT) or one more attempt (a dashboard retry that
 -- resets attempts to 0 records nothing, and sends nothing). Transition tables cannot go with
 -- a column list (UPDATE OF attempts): the function compares the attempts itself.
+-- SHARE ROW EXCLUSIVE on integration_emissions: restated as released (the trigger is unchanged), a catalog change held for a moment
 CREATE OR REPLACE TRIGGER integration_emissions_webhook_insert AFTER INSERT ON insurance.integration_emissions
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._emission_event();
+-- SHARE ROW EXCLUSIVE on integration_emissions: restated as released (the trigger is unchanged), a catalog change held for a moment
 CREATE OR REPLACE TRIGGER integration_emissions_webhook_update AFTER UPDATE ON insurance.integration_emissions
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION webhooks._emission_event();
 
