@@ -8,8 +8,8 @@ SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
 SET LOCAL ROLE insurance_owner;
 
--- ALTER POLICY takes ACCESS EXCLUSIVE on insurance.risk_items: a catalog row only (no scan, no
--- rewrite), held for the instant of the commit; lock_timeout bounds its wait behind requests.
+-- lock_timeout bounds the wait behind requests.
+-- ACCESS EXCLUSIVE on risk_items: ALTER POLICY changes a catalog row only (no scan, no rewrite), held for a moment
 ALTER POLICY risk_items_select_holder ON insurance.risk_items
   USING (id = ANY (ARRAY(SELECT ac.risk_item_id FROM insurance.authorized_claimants ac
                           WHERE ac.email = (SELECT insurance.claim('email')))));
