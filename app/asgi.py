@@ -11,7 +11,7 @@ from app.config import Config, ConfigError
 from app.logging import configure
 
 _config = Config.from_env(require_mode=True)  # as `serve`: never a guessed mode
-if _config.mail_problem():  # as `serve`: production names its mail server
-    raise ConfigError(f"production refuses to start: {_config.mail_problem()}")
+if _problem := _config.mail_problem():  # as `serve`: production names its mail server
+    raise ConfigError(f"production refuses to start: {_problem}")
 configure(_config.log_level)
 app = create_app(_config)

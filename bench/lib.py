@@ -74,6 +74,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def rss_mb(pid: int) -> float:
+    """Current resident memory (VmRSS) of one process, in MB; 0 when it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except FileNotFoundError:
+        pass
+    return 0.0
+
+
 def peak_rss_mb(pid: int) -> float:
     """Peak resident memory (VmHWM) of a process and its children, in MB; the largest one."""
     peaks = []

@@ -64,6 +64,7 @@ import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from bench.lib import rss_mb
 from tests.conftest import free_port, wait_http  # the same helpers as the tests
 
 PY = sys.executable
@@ -97,17 +98,6 @@ threading.Thread(target=_leak, daemon=True).start()
 
 def log(message: str) -> None:
     print(f"[soak] {message}", file=sys.stderr, flush=True)
-
-
-def rss_mb(pid: int) -> float:
-    """VmRSS of one process, in MB (0 when it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except FileNotFoundError:
-        pass
-    return 0.0
 
 
 def p99(values: list[float]) -> float:

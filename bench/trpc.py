@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx
@@ -35,6 +34,7 @@ from bench.lib import (
     medians,
     record,
     rss_line,
+    rss_mb,
     serve,
     table,
 )
@@ -69,13 +69,6 @@ def seed(admin_url: str) -> int:
         return item
 
 
-def current_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=4)
@@ -88,7 +81,7 @@ def main() -> None:
     with serve("bench.bare_app:app", env) as bare, serve("app.asgi:app", env) as api:
         login = httpx.post(f"{api.url}/api/auth/login", json={"email": EMAIL, "password": PASSWORD})
         login.raise_for_status()
-        after_login = current_rss_mb(api.process.pid)
+        after_login = rss_mb(api.process.pid)
         cookie = {"Cookie": f"dashboard_session={login.cookies['dashboard_session']}"}
         by_item = quote(json.dumps({"riskItemId": item}), safe="")
         batch = quote(json.dumps({"0": {"riskItemId": item}, "1": {"limit": 20}}), safe="")
@@ -120,7 +113,7 @@ def main() -> None:
                 runs[name].append(load)
             log(f"round {number + 1}/{args.rounds}")
         rss = {"bare": bare.peak_rss_mb, "API": api.peak_rss_mb}
-        steady = current_rss_mb(api.process.pid)
+        steady = rss_mb(api.process.pid)
     baseline, *rows = [medians(loads) for loads in runs.values()]
     by_item_ratio = statistics.median(a.rps / b.rps for a, b in zip(runs[cases[0][0]], runs[yardstick[0]]))
     by_item_p99 = statistics.median(a.p99_ms / b.p99_ms for a, b in zip(runs[cases[0][0]], runs[yardstick[0]]))

@@ -161,20 +161,24 @@ class Pipeline:
                                       message=str(exc)[:300], retryable=False), None
         loop = asyncio.get_running_loop()
         started: float | None = None
+
+        def elapsed_ms() -> int | None:
+            return None if started is None else round((loop.time() - started) * 1000)
+
         try:
             async with asyncio.timeout_at(deadline):
                 async with self.slots:
                     started = loop.time()
                     result = await self.orchestrator.orchestrate_insurance_emission(
                         begun["provider"], item, begun["idempotencyKey"], deadline)
-                    return result, round((loop.time() - started) * 1000)
+                    return result, elapsed_ms()
         except TimeoutError:  # no slot, or no token, in time (the call itself ends a bit earlier)
             log.warning("emission_deadline", provider=begun["provider"], risk_item_id=begun["riskItemId"],
                         seconds=self.total_timeout)
             return OrchestratorResult(
                 status="FAILED", provider=begun["provider"], code=PROVIDER_TIMEOUT, retryable=True,
                 message=f"{begun['provider']} gave no complete answer within {self.total_timeout:g} s "
-                        "(HTTP_TOTAL_TIMEOUT)"), (round((loop.time() - started) * 1000) if started is not None else None)
+                        "(HTTP_TOTAL_TIMEOUT)"), elapsed_ms()
 
 
 def _without_nul(value: Any) -> Any:
