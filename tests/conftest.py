@@ -28,7 +28,7 @@ from psycopg.rows import dict_row
 
 from app.app import Services, build_services, create_app
 from app.config import SECRET_NAMES, Config
-from tests import throwaway
+from tests import logscan, throwaway
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -129,6 +129,17 @@ def pytest_configure(config) -> None:
 
 def pytest_sessionfinish(session, exitstatus) -> None:
     throwaway.drop_made()  # the database this run made for itself, if it made one
+    # No stack of this run may have logged an e-mail address (tests/logscan.py): the run fails.
+    found = logscan.finish()
+    if found:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = (f"E-MAIL ADDRESSES IN THE LOGS of this run's stacks ({len(found)} lines, kept in "
+                   f"{logscan.folder()}):\n" + "\n".join(found[:20]))
+        if reporter is not None:
+            reporter.write_line(message, red=True)
+        else:
+            print(message, file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def unique(prefix: str = "t") -> str:
@@ -210,14 +221,23 @@ def wait_http(url: str, timeout: float = 20.0, process: subprocess.Popen | None 
     raise TimeoutError(f"{url} did not answer within {timeout}s")
 
 
+def app_process(args: list[str], env: dict[str, str], cwd: Path = ROOT, **popen: Any) -> subprocess.Popen:
+    """`python -m app ...` as a child process whose logs (stdout) go to this run's log folder,
+    scanned for e-mail addresses at the end of the run (tests/logscan.py)."""
+    sink = logscan.sink(args[0])
+    try:
+        return subprocess.Popen([sys.executable, "-m", "app", *args], env=env, cwd=cwd, stdout=sink, **popen)
+    finally:
+        if sink is not None:
+            sink.close()  # the child holds its own copy
+
+
 @contextlib.contextmanager
 def running(args: list[str], env: dict[str, str], ready_url: str | None = None,
             cwd: Path = ROOT) -> Iterator[subprocess.Popen]:
     """A real child process (`python -m app ...`), stopped with SIGTERM at the end; `cwd` is the
     code it runs (another release's files, tests/system/test_upgrade.py)."""
-    proc = subprocess.Popen([sys.executable, "-m", "app", *args], env=env, cwd=cwd,
-                            stdout=subprocess.DEVNULL if not os.environ.get("TEST_VERBOSE") else None,
-                            stderr=None)
+    proc = app_process(args, env, cwd=cwd)
     try:
         if ready_url:
             wait_http(ready_url, process=proc)

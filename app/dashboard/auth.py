@@ -182,7 +182,9 @@ class Login(_SessionRoute):
         user = orjson.loads(found) if found else None
         if user and "error" in user:  # this (e-mail, address), this address or the account: no attempt left
             retry_after = int(user.get("retryAfter", 60))
-            log.warning("dashboard_login_locked_out", email=email, ip=ip, retry_after=retry_after)
+            # No e-mail in a log line (issue 39): the account is named in the database's counters
+            # and, past the account-wide ceiling, in its audit row (docs/security.md).
+            log.warning("dashboard_login_locked_out", ip=ip, retry_after=retry_after)
             raise errors.rate_limited("RATE_LIMITED", "too many failed logins, try again later", retry_after,
                                       user.get("limit") or LOGIN_FAILURES_PER_ADDRESS)
         # The attempt is already counted (login_user reserved it). An unknown e-mail costs the
@@ -193,7 +195,7 @@ class Login(_SessionRoute):
             verified = await asyncio.to_thread(_verify, user["passwordHash"] if user else _dummy_hash(),
                                                body.password)
         if not (user and verified):
-            log.info("dashboard_login_failed", email=email, ip=ip, known_user=user is not None)
+            log.info("dashboard_login_failed", user_id=user and user.get("userId"), ip=ip, known_user=user is not None)
             raise errors.ApiError(401, "INVALID_CREDENTIALS", "invalid e-mail or password")
         if user.get("active") is False:
             # Said only to who knows the password: a stranger learns nothing of the account.
