@@ -92,8 +92,9 @@ def _sql(value: str | None) -> orjson.Fragment:
 
 
 async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
-    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.risk_item_emissions",
-                                              params.riskItemId, params.riskItemUid))
+    # The item's people are shown: the answer and its audit row (via trpc) in one call.
+    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.view_risk_item",
+                                              params.riskItemId, params.riskItemUid, "trpc"))
 
 
 async def list_emissions(ctx: Context, params: ListInput) -> Any:

@@ -1,6 +1,10 @@
 -- Deploy insurance:admin_people to pg
 -- Command line: a person's data exported (`people export`), erased under retention (`people erase`),
 -- and the audit rows about them (`audit --about`); each export and erasure audited.
+-- Reworked after v1.1.0: audit_about reads the person's rows through the targets index
+-- (audit_log_targets_idx) first and sorts only those; planned as a newest-first walk of the whole
+-- log, stopped at _limit matches, it read every row for a person seen rarely. Restated whole
+-- (CREATE OR REPLACE: it runs over the released functions).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -8,7 +12,7 @@ SET LOCAL ROLE insurance_owner;
 
 -- The operator's connection: via and on_behalf_of come from the transaction's settings, as for
 -- every admin function.
-CREATE FUNCTION admin.person_export(_actor text, _email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.person_export(_actor text, _email text) RETURNS jsonb
 LANGUAGE sql SET search_path = '' AS $$
   SELECT insurance._person_export(_actor, _email, NULL)
 $$;
@@ -16,7 +20,7 @@ COMMENT ON FUNCTION admin.person_export(text, text) IS
   'Command line `people export`: everything held about a person (insurance._person_export), audited. Operators.';
 REVOKE ALL ON FUNCTION admin.person_export(text, text) FROM PUBLIC;
 
-CREATE FUNCTION admin.person_erase(_actor text, _email text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.person_erase(_actor text, _email text) RETURNS jsonb
 LANGUAGE sql SET search_path = '' AS $$
   SELECT insurance._person_erase(_actor, _email, NULL)
 $$;
@@ -25,15 +29,15 @@ COMMENT ON FUNCTION admin.person_erase(text, text) IS
 REVOKE ALL ON FUNCTION admin.person_erase(text, text) FROM PUBLIC;
 
 -- audit_about(email, limit): the audit rows naming a person, newest first.
-CREATE FUNCTION admin.audit_about(_email text, _limit integer) RETURNS jsonb
+CREATE OR REPLACE FUNCTION admin.audit_about(_email text, _limit integer) RETURNS jsonb
 LANGUAGE sql STABLE SET search_path = '' AS $$
+  WITH about AS MATERIALIZED (  -- the person's rows by index, then the newest of them
+    SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result, a.details
+      FROM insurance.audit_log a
+     WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
+        OR a.targets @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('email', pg_catalog.lower(_email))))
   SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) ORDER BY a.id DESC), '[]')
-    FROM (SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result,
-                 a.details
-            FROM insurance.audit_log a
-           WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
-              OR a.targets @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('email', pg_catalog.lower(_email)))
-           ORDER BY a.id DESC LIMIT _limit) a
+    FROM (SELECT * FROM about ORDER BY about.id DESC LIMIT _limit) a
 $$;
 COMMENT ON FUNCTION admin.audit_about(text, integer) IS
   'The audit rows whose targets name the e-mail (views, exports, erasures, changes), newest first, at most _limit. '

@@ -86,13 +86,13 @@ CREATE FUNCTION admin.audit_about(_email text, _limit integer) RETURNS jsonb
     LANGUAGE sql STABLE
     SET search_path TO ''
     AS $$
+  WITH about AS MATERIALIZED (  -- the person's rows by index, then the newest of them
+    SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result, a.details
+      FROM insurance.audit_log a
+     WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
+        OR a.targets @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('email', pg_catalog.lower(_email))))
   SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) ORDER BY a.id DESC), '[]')
-    FROM (SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result,
-                 a.details
-            FROM insurance.audit_log a
-           WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
-              OR a.targets @> pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('email', pg_catalog.lower(_email)))
-           ORDER BY a.id DESC LIMIT _limit) a
+    FROM (SELECT * FROM about ORDER BY about.id DESC LIMIT _limit) a
 $$;
 
 COMMENT ON FUNCTION admin.create_channel(_actor text, _name text, _branches text[], _api_key_hash bytea, _ia_keys jsonb, _integration_payload jsonb, _package_uids text[]) IS 'Creates a partner channel with the SHA-256 of its new API key (the key itself is never stored), its branches, IA keys, integration payload and the packages _package_uids it may sell; audited; returns {id, name, branches, packages}, or refuses CHANNEL_NAME_TAKEN / UNKNOWN_PACKAGE / WEBHOOKS_NEED_INTEGRATIONS_BRANCH (nothing made). Operators.';

@@ -266,6 +266,47 @@ BEGIN
 END
 $$;
 
+COMMENT ON FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) IS 'Writes one audit row (people.viewRiskItem, people.viewEmission, people.search) naming the session''s user, the surface _via (backoffice or trpc) and whose data was shown: the e-mails given, every e-mail of the items given (by id or uid), the items; one statement; returns its id; raises PT400 for another action or surface. record_view, view_risk_item and view_emission (dashboard role).';
+
+REVOKE ALL ON FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _claims jsonb := coalesce(nullif(pg_catalog.current_setting('request.jwt.claims', true), '')::jsonb, '{}');
+  _id     bigint;
+BEGIN
+  IF pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
+  IF _action IS NULL OR _action NOT IN ('people.viewRiskItem', 'people.viewEmission', 'people.search') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'not a view action', DETAIL = 'BAD_REQUEST';
+  END IF;
+  IF _via IS NULL OR _via NOT IN ('backoffice', 'trpc') THEN
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'via must be backoffice or trpc', DETAIL = 'BAD_REQUEST';
+  END IF;
+  INSERT INTO insurance.audit_log (actor, via, action, targets, result)
+  SELECT 'dashboard:' || coalesce(_claims ->> 'email', 'user-' || (_claims ->> 'sub')), _via, _action,
+         coalesce((SELECT pg_catalog.jsonb_agg(DISTINCT pg_catalog.to_jsonb(m.e))
+                     FROM (SELECT pg_catalog.lower(x) AS e FROM pg_catalog.unnest(_emails) x
+                           UNION SELECT b.email FROM insurance.beneficiaries b
+                                  WHERE b.risk_item_id = ANY (i.ids) AND b.email IS NOT NULL
+                           UNION SELECT r.insured_subject ->> 'email' FROM insurance.risk_items r
+                                  WHERE r.id = ANY (i.ids)) m
+                    WHERE m.e IS NOT NULL), '[]')
+         || coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('riskItemId', x) ORDER BY x)
+                        FROM pg_catalog.unnest(i.ids) x), '[]'),
+         'ok'
+    FROM (SELECT coalesce(_items, '{}') || ARRAY(SELECT r.id FROM insurance.risk_items r
+                                                  WHERE r.uid = ANY (coalesce(_item_uids, '{}'))) AS ids) i
+  RETURNING id INTO _id;
+  RETURN _id;
+END
+$$;
+
 COMMENT ON FUNCTION dashboard.audit_about(_email text, _limit integer) IS 'The audit rows whose targets name the e-mail (views, exports, erasures), newest first, at most _limit (1..500). Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.audit_about(_email text, _limit integer) FROM PUBLIC;
@@ -281,11 +322,14 @@ BEGIN
   IF _limit IS NULL OR _limit NOT BETWEEN 1 AND 500 THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'limit must be between 1 and 500', DETAIL = 'BAD_REQUEST';
   END IF;
-  RETURN (SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) ORDER BY a.id DESC), '[]')
-            FROM (SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result
-                    FROM insurance.audit_log a
-                   WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email))
-                   ORDER BY a.id DESC LIMIT _limit) a);
+  -- The person's rows by index (audit_log_targets_idx), then the newest of them: a newest-first
+  -- walk of the whole log stopped at _limit matches read every row for a person seen rarely.
+  RETURN (WITH about AS MATERIALIZED (
+            SELECT a.id, a.at, a.actor, a.on_behalf_of AS "onBehalfOf", a.via, a.action, a.targets, a.result
+              FROM insurance.audit_log a
+             WHERE a.targets @> pg_catalog.jsonb_build_array(pg_catalog.lower(_email)))
+          SELECT coalesce(pg_catalog.jsonb_agg(pg_catalog.to_jsonb(a) ORDER BY a.id DESC), '[]')
+            FROM (SELECT * FROM about ORDER BY about.id DESC LIMIT _limit) a);
 END
 $$;
 
@@ -1022,43 +1066,17 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) IS 'Writes one audit row (people.viewRiskItem, people.search) naming the session''s user and whose data was shown: the e-mails given, every e-mail of the items given (by id or uid), the items; one statement; returns its id; raises PT400 for another action. Dashboard role.';
+COMMENT ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) IS 'dashboard._record_view(_action, ''backoffice'', _items, _item_uids, _emails): one audit row of a back-office view of people''s data; returns its id; PT400 for an action that is no view. Dashboard role.';
 
 REVOKE ALL ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) TO insurance_app;
 GRANT ALL ON FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) TO insurance_dashboard;
 
 CREATE FUNCTION dashboard.record_view(_action text, _items bigint[], _item_uids uuid[], _emails text[]) RETURNS bigint
-    LANGUAGE plpgsql SECURITY DEFINER
+    LANGUAGE sql
     SET search_path TO ''
     AS $$
-DECLARE
-  _claims jsonb := coalesce(nullif(pg_catalog.current_setting('request.jwt.claims', true), '')::jsonb, '{}');
-  _id     bigint;
-BEGIN
-  IF pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN
-    PERFORM insurance.require_role('insurance_dashboard');
-  END IF;
-  IF _action IS NULL OR _action NOT IN ('people.viewRiskItem', 'people.search') THEN
-    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'not a view action', DETAIL = 'BAD_REQUEST';
-  END IF;
-  INSERT INTO insurance.audit_log (actor, via, action, targets, result)
-  SELECT 'dashboard:' || coalesce(_claims ->> 'email', 'user-' || (_claims ->> 'sub')), 'backoffice', _action,
-         coalesce((SELECT pg_catalog.jsonb_agg(DISTINCT pg_catalog.to_jsonb(m.e))
-                     FROM (SELECT pg_catalog.lower(x) AS e FROM pg_catalog.unnest(_emails) x
-                           UNION SELECT b.email FROM insurance.beneficiaries b
-                                  WHERE b.risk_item_id = ANY (i.ids) AND b.email IS NOT NULL
-                           UNION SELECT r.insured_subject ->> 'email' FROM insurance.risk_items r
-                                  WHERE r.id = ANY (i.ids)) m
-                    WHERE m.e IS NOT NULL), '[]')
-         || coalesce((SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('riskItemId', x) ORDER BY x)
-                        FROM pg_catalog.unnest(i.ids) x), '[]'),
-         'ok'
-    FROM (SELECT coalesce(_items, '{}') || ARRAY(SELECT r.id FROM insurance.risk_items r
-                                                  WHERE r.uid = ANY (coalesce(_item_uids, '{}'))) AS ids) i
-  RETURNING id INTO _id;
-  RETURN _id;
-END
+  SELECT dashboard._record_view(_action, 'backoffice', _items, _item_uids, _emails)
 $$;
 
 COMMENT ON FUNCTION dashboard.resume_provider(_provider text, _via text) IS 'Resumes provider _provider (its due emissions queued at once) with an audit row providers.resume via _via; returns integrations.resume_provider''s answer {provider, paused, wasPaused, retriesQueued}. Dashboard session only.';
@@ -1365,5 +1383,46 @@ BEGIN
                           DETAIL = 'UNAUTHORIZED';
   END IF;
   RETURN _claims::text;
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.view_emission(_emission_id bigint) IS 'dashboard.emission_detail(_emission_id) with one audit row people.viewEmission naming its risk item''s people; PT404 NOT_FOUND, unaudited, for an emission the caller cannot see. The back-office''s emission page (dashboard role).';
+
+REVOKE ALL ON FUNCTION dashboard.view_emission(_emission_id bigint) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.view_emission(_emission_id bigint) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.view_emission(_emission_id bigint) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.view_emission(_emission_id bigint) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _answer jsonb := dashboard.emission_detail(_emission_id);
+BEGIN
+  PERFORM dashboard._record_view('people.viewEmission', 'backoffice', ARRAY[(_answer #>> '{riskItem,id}')::bigint],
+                                 NULL, NULL);
+  RETURN _answer;
+END
+$$;
+
+COMMENT ON FUNCTION dashboard.view_risk_item(_id bigint, _uid uuid, _via text) IS 'dashboard.risk_item_emissions(_id, _uid) with one audit row people.viewRiskItem of its view (via _via: backoffice or trpc, else PT400); PT404 NOT_FOUND, unaudited, for an item the caller cannot see. The back-office''s risk item page and tRPC byRiskItem (dashboard role).';
+
+REVOKE ALL ON FUNCTION dashboard.view_risk_item(_id bigint, _uid uuid, _via text) FROM PUBLIC;
+GRANT ALL ON FUNCTION dashboard.view_risk_item(_id bigint, _uid uuid, _via text) TO insurance_app;
+GRANT ALL ON FUNCTION dashboard.view_risk_item(_id bigint, _uid uuid, _via text) TO insurance_dashboard;
+
+CREATE FUNCTION dashboard.view_risk_item(_id bigint, _uid uuid, _via text) RETURNS jsonb
+    LANGUAGE plpgsql
+    SET search_path TO ''
+    AS $$
+DECLARE
+  _answer jsonb;
+BEGIN
+  IF _via IS NULL OR _via NOT IN ('backoffice', 'trpc') THEN  -- before the read: a refused call shows nothing
+    RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'via must be backoffice or trpc', DETAIL = 'BAD_REQUEST';
+  END IF;
+  _answer := dashboard.risk_item_emissions(_id, _uid);
+  PERFORM dashboard._record_view('people.viewRiskItem', _via, ARRAY[(_answer #>> '{riskItem,id}')::bigint], NULL, NULL);
+  RETURN _answer;
 END
 $$;

@@ -122,6 +122,8 @@ CREATE INDEX audit_log_at_idx ON insurance.audit_log USING btree (at DESC, id DE
 
 CREATE INDEX audit_log_id_desc_idx ON insurance.audit_log USING btree (id DESC);
 
+CREATE INDEX audit_log_targets_idx ON insurance.audit_log USING gin (targets jsonb_path_ops);
+
 ALTER TABLE insurance.audit_log ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY audit_log_select_dashboard ON insurance.audit_log FOR SELECT TO insurance_dashboard USING (true);
@@ -1117,6 +1119,8 @@ ALTER TABLE ONLY insurance.risk_items
 CREATE INDEX risk_items_channel_id_idx ON insurance.risk_items USING btree (channel_id, id);
 
 CREATE INDEX risk_items_channel_policy_idx ON insurance.risk_items USING btree (channel_id, policy_uid);
+
+CREATE INDEX risk_items_insured_email_idx ON insurance.risk_items USING btree (((insured_subject ->> 'email'::text)));
 
 CREATE INDEX risk_items_policy_uid_lower_idx ON insurance.risk_items USING btree (lower(policy_uid));
 

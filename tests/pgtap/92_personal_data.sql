@@ -5,7 +5,7 @@
 -- erasures and back-office views are audited; only operators and the dashboard reach them.
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(31);
+SELECT plan(36);
 
 -- The map names columns that exist, and a JSON path only on a JSON column.
 SELECT is(ARRAY(SELECT m.relation || '.' || m.column_name FROM insurance.personal_data m
@@ -117,6 +117,26 @@ SELECT is((SELECT actor || ' ' || targets::text FROM insurance.audit_log WHERE a
           'the view names the operator, the item and its people');
 SELECT is((SELECT jsonb_agg(a ->> 'action' ORDER BY a ->> 'id' DESC) -> 0 FROM jsonb_array_elements(admin.audit_about('ada@privacy.invalid', 100)) a),
           '"people.viewRiskItem"', 'audit --about finds it');
+
+-- A view is audited in the call that shows it: tRPC byRiskItem and the back-office's pages.
+INSERT INTO insurance.integration_emissions (risk_item_id, provider, event, status, attempts)
+VALUES (:held_id, 'PROVIDER_A', 'POLICY_CREATED', 'SUCCESS', 1) RETURNING id AS held_emission \gset
+SELECT max(id) AS audit_before FROM insurance.audit_log \gset
+SELECT pg_temp.act_as('insurance_dashboard', '{"role": "dashboard", "email": "ops@privacy.invalid", "sub": "1"}');
+SELECT is(dashboard.view_risk_item(:held_id, NULL, 'trpc'), dashboard.risk_item_emissions(:held_id, NULL),
+          'view_risk_item answers what risk_item_emissions answers');
+SELECT is((dashboard.view_emission(:held_emission) -> 'riskItem' ->> 'id')::bigint, :held_id::bigint,
+          'view_emission answers the emission''s detail');
+SELECT throws_ok('SELECT dashboard.view_risk_item(-1, NULL, ''backoffice'')', 'PT404', NULL,
+                 'an item nobody can see is not found');
+SELECT throws_ok(format('SELECT dashboard.view_risk_item(%s, NULL, %L)', :held_id, 'cli'), 'PT400', NULL,
+                 'a view comes through the back-office or tRPC');
+SELECT pg_temp.as_operator();
+SELECT is(ARRAY(SELECT action || ' ' || via || ' ' || targets::text FROM insurance.audit_log
+                 WHERE id > :audit_before ORDER BY id),
+          ARRAY['people.viewRiskItem trpc ["ada@privacy.invalid", {"riskItemId": ' || :held_id || '}]',
+                'people.viewEmission backoffice ["ada@privacy.invalid", {"riskItemId": ' || :held_id || '}]'],
+          'each shown view wrote one row naming the surface and the item''s people; the refused ones none');
 
 SELECT ok(NOT has_function_privilege('insurance_app', 'admin.person_erase(text, text)', 'EXECUTE')
           AND NOT has_function_privilege('insurance_dashboard', 'insurance._person_erase(text, text, text)', 'EXECUTE')

@@ -364,7 +364,8 @@ class Pages:
 
     async def on_get_emission(self, req, resp, emission_id: str) -> None:
         claims, user = await self._session(req)
-        detail = await self._found(claims, "dashboard.emission_detail", _path_id(emission_id))
+        # Its request payload may name the item's people: the detail and its audit row in one call.
+        detail = await self._found(claims, "dashboard.view_emission", _path_id(emission_id))
         if detail is None:
             return self._render(resp, "not_found.html", req, user, status=404, what=f"Emission {emission_id}")
         state = detail["emission"].get("state") or detail["emission"]["status"]
@@ -372,12 +373,10 @@ class Pages:
 
     async def on_get_risk_item(self, req, resp, risk_item_id: str) -> None:
         claims, user = await self._session(req)
-        data = await self._found(claims, "dashboard.risk_item_emissions", _path_id(risk_item_id))
+        # Who saw whose data: the page's data and one audit row naming the item's people, one call.
+        data = await self._found(claims, "dashboard.view_risk_item", _path_id(risk_item_id), None, "backoffice")
         if data is None:
             return self._render(resp, "not_found.html", req, user, status=404, what=f"Risk item {risk_item_id}")
-        # Who saw whose data: one audit row (its targets name the item's people).
-        await self.services.db.call_as(claims, "dashboard.record_view", "people.viewRiskItem",
-                                       [_path_id(risk_item_id)], [], [])
         self._render(resp, "risk_item.html", req, user, data=data)
 
     async def on_get_search(self, req, resp) -> None:
@@ -465,12 +464,12 @@ class Pages:
         user = orjson.loads(identity.claims_json) if identity else None
         self._render(resp, "not_found.html", req, user, status=404, what="This page")
 
-    async def _found(self, claims: db.Identity, function: str, *args: Any) -> Any:
-        """The function's answer, or None for PT404 (and for an id that cannot exist)."""
-        if None in args:
+    async def _found(self, claims: db.Identity, function: str, path_id: int | None, *args: Any) -> Any:
+        """The function's answer for the page's id, or None for PT404 (and for an id that cannot exist)."""
+        if path_id is None:
             return None
         try:
-            return await self._call(claims, function, *args)
+            return await self._call(claims, function, path_id, *args)
         except asyncpg.PostgresError as exc:
             if exc.sqlstate == "PT404":
                 return None

@@ -1,0 +1,11 @@
+-- Verify insurance:dashboard_privacy on pg
+SELECT 'dashboard.person_export(text)'::regprocedure,
+       'dashboard.person_erase(text)'::regprocedure,
+       'dashboard.record_view(text,bigint[],uuid[],text[])'::regprocedure,
+       'dashboard.audit_about(text,integer)'::regprocedure;
+DO $$
+BEGIN
+  ASSERT has_function_privilege('insurance_dashboard', 'dashboard.record_view(text,bigint[],uuid[],text[])', 'EXECUTE');
+  ASSERT has_function_privilege('insurance_dashboard', 'dashboard.person_export(text)', 'EXECUTE');
+END
+$$;
