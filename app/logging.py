@@ -70,6 +70,8 @@ def configure(level: str = "info") -> None:
     access.propagate = False
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(max(numeric, logging.WARNING))
+    # aiosmtpd (the sandbox's mail catcher) logs each envelope's addresses at INFO: people.
+    logging.getLogger("mail.log").setLevel(max(numeric, logging.WARNING))
     structlog.configure(
         processors=[*shared, *exception_processors(), structlog.processors.JSONRenderer()],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
