@@ -109,6 +109,9 @@ LANGUAGE plpgsql SET search_path = '' AS $$
 DECLARE
   _answer jsonb;
 BEGIN
+  IF pg_catalog.current_setting('role') <> 'insurance_dashboard' THEN
+    PERFORM insurance.require_role('insurance_dashboard');
+  END IF;
   IF _via IS NULL OR _via NOT IN ('backoffice', 'trpc') THEN  -- before the read: a refused call shows nothing
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'via must be backoffice or trpc', DETAIL = 'BAD_REQUEST';
   END IF;
