@@ -4,6 +4,10 @@
 -- claimed, so no attempt is spent while an operator holds it; a first emission of it waits as a
 -- FAILED row of 0 attempts, due, which the retry sweep queues once the pause ends. Restated
 -- whole (CREATE OR REPLACE).
+-- Reworked after v1.1.0 (issue 43): that FAILED row is stored by a statement of its own, run only
+-- when a provider of the batch is paused, before the emissions are read; as a CTE of the answer's
+-- statement it ran in every batch, and its INSERT, empty, still fired integration_emissions'
+-- statement triggers (the webhook events, the counts).
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -136,6 +140,18 @@ BEGIN
     LEFT JOIN claimed c ON k.code IS NULL AND c.risk_item_id = k.item AND c.provider = k.slug AND c.event = k.event
     LEFT JOIN paused z ON z.n = k.n;
 
+  IF pg_catalog.cardinality(pg_catalog.array_remove(_paused, NULL)) > 0 THEN
+    -- A first emission of a paused provider is kept as FAILED, 0 attempts, due now: the sweep
+    -- queues it once the pause ends (attempts 0 sends no webhook event: nothing was recorded).
+    -- The answer's statement below reads it as the key's emission (PAUSED, with its id).
+    INSERT INTO insurance.integration_emissions AS e (risk_item_id, provider, event, status, next_retry_at, attempts)
+    SELECT k.item, k.slug, k.event, 'FAILED', pg_catalog.now(), 0
+      FROM unnest(_n, _item, _slug, _event, _first, _paused) AS k(n, item, slug, event, is_first, paused_until)
+     WHERE k.paused_until IS NOT NULL AND k.is_first
+     ORDER BY k.n
+    ON CONFLICT ON CONSTRAINT integration_emissions_risk_item_id_provider_event_key DO NOTHING;
+  END IF;
+
   WITH k AS MATERIALIZED (
     SELECT k.*, x.em, coalesce((x.em).status = 'SUCCESS' OR (x.em).status = 'ABANDONED'
                                OR ((x.em).status = 'FAILED' AND (x.em).next_retry_at > pg_catalog.now()), false) AS final
@@ -144,16 +160,6 @@ BEGIN
       LEFT JOIN LATERAL (SELECT e AS em FROM insurance.integration_emissions e
                           WHERE k.code IS NULL AND e.risk_item_id = k.item AND e.provider = k.slug
                             AND e.event = k.event) x ON true
-  ), waiting AS (
-    -- A first emission of a paused provider is kept as FAILED, 0 attempts, due now: the sweep
-    -- queues it once the pause ends (attempts 0 sends no webhook event: nothing was recorded).
-    INSERT INTO insurance.integration_emissions AS e (risk_item_id, provider, event, status, next_retry_at, attempts)
-    SELECT k.item, k.slug, k.event, 'FAILED', pg_catalog.now(), 0
-      FROM k
-     WHERE k.paused_until IS NOT NULL AND k.is_first AND k.em IS NULL
-     ORDER BY k.n
-    ON CONFLICT ON CONSTRAINT integration_emissions_risk_item_id_provider_event_key DO NOTHING
-    RETURNING e.id, e.risk_item_id, e.provider, e.event
   ), given_back AS (
     DELETE FROM insurance.emission_claims c
      USING k
@@ -175,7 +181,7 @@ BEGIN
                   || CASE WHEN k.slug IS NULL THEN '{"claimed": false, "status": "skipped", "emissionId": null}'
                           WHEN k.paused_until IS NOT NULL AND k.final THEN integrations.emission_json(k.em) || '{"claimed": false}'
                           WHEN k.paused_until IS NOT NULL THEN pg_catalog.jsonb_build_object(
-                                 'claimed', false, 'status', 'PAUSED', 'emissionId', coalesce((k.em).id, w.id),
+                                 'claimed', false, 'status', 'PAUSED', 'emissionId', (k.em).id,
                                  'attempts', coalesce((k.em).attempts, 0),
                                  'pausedUntil', CASE WHEN k.paused_until < 'infinity' THEN k.paused_until END)
                           WHEN NOT k.got OR (NOT k.is_first AND NOT k.final) THEN
@@ -191,8 +197,7 @@ BEGIN
                           ELSE '{}' END END
            ORDER BY k.n), '[]')
     INTO _out
-    FROM k CROSS JOIN items i
-    LEFT JOIN waiting w ON w.risk_item_id = k.item AND w.provider = k.slug AND w.event = k.event;
+    FROM k CROSS JOIN items i;
   RETURN _out;
 END
 $$;

@@ -16,6 +16,10 @@
 -- leasing it; admin.set_channel_webhooks ends the pending rows to an endpoint it removes through
 -- the same _end_removed_endpoints. Restated whole (CREATE OR REPLACE: it runs over the released
 -- functions).
+-- Reworked after v1.1.0 (issue 43): _end_removed_endpoints finds the rows to end first, reading
+-- each channel's endpoints once per (channel, event type) where it parsed them once per row, with
+-- a plan kept for the session where every call planned an UPDATE again; the UPDATE then touches
+-- only the rows it ends (usually none). claim_batch calls it for every batch holding webhooks.
 BEGIN;
 SET LOCAL lock_timeout = '5s';
 SET LOCAL statement_timeout = '5min';
@@ -78,21 +82,42 @@ GRANT EXECUTE ON FUNCTION outbox.http_post(text, jsonb, jsonb, timestamptz) TO i
 -- urls and the reason) when there are any. Returns their ids. Owner-run: the worker's role does
 -- not read the channels (a row holds its key hash).
 CREATE OR REPLACE FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, _ids bigint[]) RETURNS bigint[]
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' SET plan_cache_mode = force_custom_plan AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = '' AS $$
 DECLARE
+  _gone bigint[];
   _ended bigint[];
   _channels jsonb;
   _urls jsonb;
 BEGIN
+  -- The pending webhook rows asked about (by id, or every one of the channel: two branches, each
+  -- by its index, so that one generic plan serves both), then each (channel, event type)'s
+  -- current endpoints read once.
+  WITH pending AS MATERIALIZED (
+    SELECT r.id, r.channel_id, r.body ->> 'type' AS type, r.url
+      FROM outbox.http_requests r
+     WHERE r.id = ANY (_ids) AND r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL
+    UNION ALL
+    SELECT r.id, r.channel_id, r.body ->> 'type', r.url
+      FROM outbox.http_requests r
+     WHERE _ids IS NULL AND r.channel_id = _channel AND r.delivered_at IS NULL AND r.dead_at IS NULL
+  ), current AS (
+    SELECT k.channel_id, k.type, e.url
+      FROM (SELECT DISTINCT p.channel_id, p.type FROM pending p) k
+      JOIN insurance.channels c ON c.id = k.channel_id
+     CROSS JOIN LATERAL webhooks._endpoints(c.integration_payload, k.type) AS e(url)
+  )
+  SELECT pg_catalog.array_agg(p.id) INTO _gone
+    FROM pending p
+   WHERE NOT EXISTS (SELECT FROM current w
+                      WHERE w.channel_id = p.channel_id AND w.type IS NOT DISTINCT FROM p.type AND w.url = p.url);
+  IF _gone IS NULL THEN
+    RETURN '{}';
+  END IF;
   WITH ended AS (
     UPDATE outbox.http_requests r
        SET dead_at = pg_catalog.now(), lease_until = NULL, leased_by = NULL,
            last_error = 'ENDPOINT_REMOVED: the channel no longer has this endpoint for this event type'
-     WHERE (r.id = ANY (_ids) OR (_ids IS NULL AND r.channel_id = _channel))
-       AND r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL
-       AND NOT EXISTS (SELECT FROM insurance.channels c
-                        CROSS JOIN LATERAL webhooks._endpoints(c.integration_payload, r.body ->> 'type') AS e(url)
-                        WHERE c.id = r.channel_id AND e.url = r.url)
+     WHERE r.id = ANY (_gone) AND r.delivered_at IS NULL AND r.dead_at IS NULL
     RETURNING r.id, r.channel_id, r.url)
   SELECT pg_catalog.array_agg(e.id ORDER BY e.id), pg_catalog.jsonb_agg(DISTINCT e.channel_id),
          pg_catalog.jsonb_agg(DISTINCT e.url)

@@ -103,7 +103,7 @@ CREATE TRIGGER http_requests_count_insert AFTER INSERT ON outbox.http_requests R
 
 CREATE TRIGGER http_requests_count_update AFTER UPDATE ON outbox.http_requests REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION outbox._count_requests();
 
-CREATE TRIGGER http_requests_drop_delivered_body BEFORE UPDATE OF delivered_at ON outbox.http_requests FOR EACH ROW WHEN (((old.delivered_at IS NULL) AND (new.delivered_at IS NOT NULL) AND (new.channel_id IS NULL) AND (new.body IS NOT NULL))) EXECUTE FUNCTION outbox._drop_delivered_body();
+CREATE TRIGGER http_requests_drop_delivered_body BEFORE UPDATE OF delivered_at ON outbox.http_requests FOR EACH ROW WHEN (((old.delivered_at IS NULL) AND (new.delivered_at IS NOT NULL) AND (new.channel_id IS NULL) AND (new.body IS NOT NULL) AND ((jsonb_typeof(new.body) <> 'object'::text) OR ((new.body - '{type,table,record,order_id,emission_id,emissionId}'::text[]) <> '{}'::jsonb) OR (jsonb_typeof(COALESCE((new.body -> 'record'::text), '{}'::jsonb)) <> 'object'::text) OR ((COALESCE((new.body -> 'record'::text), '{}'::jsonb) - '{id,uid}'::text[]) <> '{}'::jsonb)))) EXECUTE FUNCTION outbox._drop_delivered_body();
 
 CREATE TRIGGER http_requests_mark_batch BEFORE INSERT ON outbox.http_requests FOR EACH ROW EXECUTE FUNCTION outbox._mark_batch();
 
@@ -206,22 +206,42 @@ GRANT ALL ON FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, 
 CREATE FUNCTION outbox._end_removed_endpoints(_actor text, _channel uuid, _ids bigint[]) RETURNS bigint[]
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path TO ''
-    SET plan_cache_mode TO 'force_custom_plan'
     AS $$
 DECLARE
+  _gone bigint[];
   _ended bigint[];
   _channels jsonb;
   _urls jsonb;
 BEGIN
+  -- The pending webhook rows asked about (by id, or every one of the channel: two branches, each
+  -- by its index, so that one generic plan serves both), then each (channel, event type)'s
+  -- current endpoints read once.
+  WITH pending AS MATERIALIZED (
+    SELECT r.id, r.channel_id, r.body ->> 'type' AS type, r.url
+      FROM outbox.http_requests r
+     WHERE r.id = ANY (_ids) AND r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL
+    UNION ALL
+    SELECT r.id, r.channel_id, r.body ->> 'type', r.url
+      FROM outbox.http_requests r
+     WHERE _ids IS NULL AND r.channel_id = _channel AND r.delivered_at IS NULL AND r.dead_at IS NULL
+  ), current AS (
+    SELECT k.channel_id, k.type, e.url
+      FROM (SELECT DISTINCT p.channel_id, p.type FROM pending p) k
+      JOIN insurance.channels c ON c.id = k.channel_id
+     CROSS JOIN LATERAL webhooks._endpoints(c.integration_payload, k.type) AS e(url)
+  )
+  SELECT pg_catalog.array_agg(p.id) INTO _gone
+    FROM pending p
+   WHERE NOT EXISTS (SELECT FROM current w
+                      WHERE w.channel_id = p.channel_id AND w.type IS NOT DISTINCT FROM p.type AND w.url = p.url);
+  IF _gone IS NULL THEN
+    RETURN '{}';
+  END IF;
   WITH ended AS (
     UPDATE outbox.http_requests r
        SET dead_at = pg_catalog.now(), lease_until = NULL, leased_by = NULL,
            last_error = 'ENDPOINT_REMOVED: the channel no longer has this endpoint for this event type'
-     WHERE (r.id = ANY (_ids) OR (_ids IS NULL AND r.channel_id = _channel))
-       AND r.channel_id IS NOT NULL AND r.delivered_at IS NULL AND r.dead_at IS NULL
-       AND NOT EXISTS (SELECT FROM insurance.channels c
-                        CROSS JOIN LATERAL webhooks._endpoints(c.integration_payload, r.body ->> 'type') AS e(url)
-                        WHERE c.id = r.channel_id AND e.url = r.url)
+     WHERE r.id = ANY (_gone) AND r.delivered_at IS NULL AND r.dead_at IS NULL
     RETURNING r.id, r.channel_id, r.url)
   SELECT pg_catalog.array_agg(e.id ORDER BY e.id), pg_catalog.jsonb_agg(DISTINCT e.channel_id),
          pg_catalog.jsonb_agg(DISTINCT e.url)
