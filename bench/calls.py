@@ -14,6 +14,7 @@ builds are compared byte for byte. On a shared machine CPU per call moves far le
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import json
@@ -22,6 +23,7 @@ import statistics
 import subprocess
 import tarfile
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -49,6 +51,24 @@ STATEMENTS = {
          "set_config('request.jwt.claims', dashboard.session_claims_or_deny(%(session)s), true) AS claims "
          "OFFSET 0) AS _auth"), "insurance_dashboard"),
 }
+
+
+@contextlib.contextmanager
+def commit_tree(commit: str) -> Iterator[Path]:
+    """The files of `commit` (git archive, no worktree) in a temporary folder while the block runs."""
+    with tempfile.TemporaryDirectory(prefix="bench-commit-") as folder:
+        archive = subprocess.run(["git", "archive", commit], cwd=ROOT, check=True, capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        yield Path(folder)
+
+
+def drop(dbs) -> None:
+    """Drop the bench's databases, their pg_cron jobs first (the deploy scheduled them)."""
+    with psycopg.connect(f"postgresql://postgres@{PGHOST}:{PGPORT}/postgres", autocommit=True) as conn:
+        for db in dbs:
+            conn.execute("SELECT cron.unschedule(jobid) FROM cron.job WHERE database = %s", (db,))
+            conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
 
 
 def deploy(tree: Path, db: str) -> str:
@@ -154,11 +174,8 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep both databases (EXPLAIN them)")
     parser.add_argument("--reuse", action="store_true", help="measure the databases that --keep kept, as they are")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-calls-") as folder:
-        archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, check=True, capture_output=True).stdout
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
-        builds = {args.before: Path(folder), "this tree": ROOT}
+    with commit_tree(args.before) as before:
+        builds = {args.before: before, "this tree": ROOT}
         dbs = {name: f"insurance_bench_calls_{i}" for i, name in enumerate(builds)}
         urls = {}
         for name, tree in builds.items():
@@ -205,10 +222,7 @@ def main() -> int:
         for conn in locals().get("conns", {}).values():
             conn.close()
         if not args.keep:
-            with psycopg.connect(f"postgresql://postgres@{PGHOST}:{PGPORT}/postgres", autocommit=True) as conn:
-                for db in dbs.values():  # its pg_cron jobs first (the deploy scheduled them)
-                    conn.execute("SELECT cron.unschedule(jobid) FROM cron.job WHERE database = %s", (db,))
-                    conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+            drop(dbs.values())
     return 0
 
 

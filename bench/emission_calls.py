@@ -21,18 +21,13 @@ Prints microseconds of PostgreSQL CPU per emission for each step, with and witho
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import statistics
-import subprocess
-import tarfile
-import tempfile
-from pathlib import Path
 
 import psycopg
 
-from bench.calls import app_url, cpu, deploy
-from bench.lib import PGHOST, PGPORT, ROOT, log
+from bench.calls import app_url, commit_tree, cpu, deploy, drop
+from bench.lib import ROOT, log
 
 BATCH = 25
 SERVICE = ("SELECT {call} FROM (SELECT set_config('role', 'insurance_service', true), "
@@ -143,11 +138,8 @@ def main() -> int:
     parser.add_argument("--batches", type=int, default=40, help="batches of 25 per round and kind")
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-emission-calls-") as folder:
-        archive = subprocess.run(["git", "archive", args.before], cwd=ROOT, check=True, capture_output=True).stdout
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(folder, filter="data")
-        builds = {args.before: Path(folder), "this tree": ROOT}
+    with commit_tree(args.before) as before:
+        builds = {args.before: before, "this tree": ROOT}
         dbs = {name: f"insurance_bench_emission_calls_{i}" for i, name in enumerate(builds)}
         paths = {}
         for name, tree in builds.items():
@@ -188,10 +180,7 @@ def main() -> int:
     finally:
         for path in paths.values():
             path.close()
-        with psycopg.connect(f"postgresql://postgres@{PGHOST}:{PGPORT}/postgres", autocommit=True) as conn:
-            for db in dbs.values():
-                conn.execute("SELECT cron.unschedule(jobid) FROM cron.job WHERE database = %s", (db,))
-                conn.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+        drop(dbs.values())
     return 0
 
 
