@@ -266,7 +266,7 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) IS 'Writes one audit row (people.viewRiskItem, people.viewEmission, people.search) naming the session''s user, the surface _via (backoffice or trpc) and whose data was shown: the e-mails given, every e-mail of the items given (by id or uid), the items; one statement; returns its id; raises PT400 for another action or surface. record_view, view_risk_item and view_emission (dashboard role).';
+COMMENT ON FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) IS 'Writes one audit row (people.viewRiskItem, people.viewEmission, people.search) naming the session''s user, the surface _via (backoffice or trpc) and whose data was shown: the e-mails given, every e-mail of the items given (by id or uid), the items; one statement; returns its id; raises PT400 for another action or surface. Its transaction commits with synchronous_commit off. record_view, view_risk_item and view_emission (dashboard role).';
 
 REVOKE ALL ON FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) FROM PUBLIC;
 GRANT ALL ON FUNCTION dashboard._record_view(_action text, _via text, _items bigint[], _item_uids uuid[], _emails text[]) TO insurance_dashboard;
@@ -288,6 +288,11 @@ BEGIN
   IF _via IS NULL OR _via NOT IN ('backoffice', 'trpc') THEN
     RAISE EXCEPTION USING ERRCODE = 'PT400', MESSAGE = 'via must be backoffice or trpc', DETAIL = 'BAD_REQUEST';
   END IF;
+  -- A view's row is committed without waiting for its WAL to reach the disk: this call's
+  -- transaction has no other write, and a crash of PostgreSQL may lose the views of its last
+  -- fraction of a second (wal_writer_delay), never a change; exports, erasures and every
+  -- change stay synchronous. Waiting for the flush tripled tRPC byRiskItem's p99 (issue 43).
+  PERFORM pg_catalog.set_config('synchronous_commit', 'off', true);
   INSERT INTO insurance.audit_log (actor, via, action, targets, result)
   SELECT 'dashboard:' || coalesce(_claims ->> 'email', 'user-' || (_claims ->> 'sub')), _via, _action,
          coalesce((SELECT pg_catalog.jsonb_agg(DISTINCT pg_catalog.to_jsonb(m.e))

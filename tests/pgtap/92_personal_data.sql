@@ -5,7 +5,7 @@
 -- erasures and back-office views are audited; only operators and the dashboard reach them.
 BEGIN;
 \ir helpers/common.psql
-SELECT plan(36);
+SELECT plan(37);
 
 -- The map names columns that exist, and a JSON path only on a JSON column.
 SELECT is(ARRAY(SELECT m.relation || '.' || m.column_name FROM insurance.personal_data m
@@ -127,6 +127,8 @@ SELECT is(dashboard.view_risk_item(:held_id, NULL, 'trpc'), dashboard.risk_item_
           'view_risk_item answers what risk_item_emissions answers');
 SELECT is((dashboard.view_emission(:held_emission) -> 'riskItem' ->> 'id')::bigint, :held_id::bigint,
           'view_emission answers the emission''s detail');
+SELECT is(current_setting('synchronous_commit'), 'off',
+          'a view''s transaction does not wait for the disk (a view, never a change, may be lost in a crash)');
 SELECT throws_ok('SELECT dashboard.view_risk_item(-1, NULL, ''backoffice'')', 'PT404', NULL,
                  'an item nobody can see is not found');
 SELECT throws_ok(format('SELECT dashboard.view_risk_item(%s, NULL, %L)', :held_id, 'cli'), 'PT400', NULL,
