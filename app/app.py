@@ -13,6 +13,7 @@ import structlog
 from app import apidocs, errors, health, landing, openapi
 from app.addresses import ClientAddresses
 from app.config import Config
+from app.dashboard.recent_views import RecentViews
 from app.db import CHANNEL, HOLDER, Database
 from app.mail import Mailer
 from app.middleware import AccessLog, Lifespan, Observe
@@ -41,6 +42,8 @@ class Services:
     operator_devices: DeviceTokens | None = None
     # The client of a request, by the one rule of app/addresses.py (every per-IP limit, /metrics).
     addresses: ClientAddresses | None = None
+    # tRPC byRiskItem's views audited lately: one row per session, item and minute.
+    recent_views: RecentViews = dataclasses.field(default_factory=RecentViews)
 
 
 def build_services(config: Config) -> Services:

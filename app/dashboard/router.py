@@ -92,9 +92,15 @@ def _sql(value: str | None) -> orjson.Fragment:
 
 
 async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
-    # The item's people are shown: the answer and its audit row (via trpc) in one call.
-    return _sql(await ctx.services.db.call_as(ctx.identity, "dashboard.view_risk_item",
-                                              params.riskItemId, params.riskItemUid, "trpc"))
+    # The item's people are shown: the answer and its audit row (via trpc) in one call, once a
+    # minute per session and item (app/dashboard/recent_views.py); within it, the answer alone.
+    identity, db = ctx.identity, ctx.services.db
+    view = (identity.claims_from or identity.claims_json, params.riskItemId, params.riskItemUid)
+    if ctx.services.recent_views.audited_lately(view):
+        return _sql(await db.call_as(identity, "dashboard.risk_item_emissions", params.riskItemId, params.riskItemUid))
+    answer = await db.call_as(identity, "dashboard.view_risk_item", params.riskItemId, params.riskItemUid, "trpc")
+    ctx.services.recent_views.audited(view)
+    return _sql(answer)
 
 
 async def list_emissions(ctx: Context, params: ListInput) -> Any:

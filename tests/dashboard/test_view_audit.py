@@ -45,3 +45,17 @@ async def test_the_back_office_item_and_emission_pages_audit_their_views(client,
     assert views(admin, item["id"]) == [
         (action, "backoffice", f"dashboard:{session['email']}", list(targets))
         for action, targets in zip(("people.viewRiskItem", "people.viewEmission"), seen)]
+
+
+async def test_a_polled_item_writes_one_view_a_minute_per_session(client, session, services, make_risk_item, admin,
+                                                                  monkeypatch):
+    item = make_risk_item(holder_email=f"{unique('ada')}@example.com")
+    now = [1000.0]
+    monkeypatch.setattr(services.recent_views, "clock", lambda: now[0])
+    for _ in range(3):
+        resp = await query(client, session, "byRiskItem", {"riskItemId": item["id"]})
+        assert resp.status_code == 200, resp.text
+    assert len(views(admin, item["id"])) == 1, "three polls within the minute: one row"
+    now[0] += 61
+    assert (await query(client, session, "byRiskItem", {"riskItemId": item["id"]})).status_code == 200
+    assert len(views(admin, item["id"])) == 2, "a minute later: the view is written again"
