@@ -232,7 +232,8 @@ class Trpc(auth.Preflight):
                 params = procedure.input.model_validate(value)
             except ValidationError as exc:
                 raise _validation_error(exc) from None
-            data = await procedure.run(Context(self.services, identity), params)
+            token = auth.cookie_token(req)  # a view is audited per session (router.by_risk_item), by its hash
+            data = await procedure.run(Context(self.services, identity, token and auth.token_hash(token)), params)
         except TrpcError as exc:
             error = exc
         except Exception as exc:  # noqa: BLE001 - answered in the envelope, logged with the request id

@@ -77,6 +77,7 @@ class SyncInput(RiskItemRef):
 class Context:
     services: Any
     identity: Identity  # the session's: insurance_dashboard with its claims
+    session: bytes | None = None  # the session cookie's hash: whose views are audited, whatever the identity's form
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +96,7 @@ async def by_risk_item(ctx: Context, params: ByRiskItemInput) -> Any:
     # The item's people are shown: the answer and its audit row (via trpc) in one call, once a
     # minute per session and item (app/dashboard/recent_views.py); within it, the answer alone.
     identity, db = ctx.identity, ctx.services.db
-    view = (identity.claims_from or identity.claims_json, params.riskItemId, params.riskItemUid)
+    view = (ctx.session, params.riskItemId, params.riskItemUid)
     if ctx.services.recent_views.audited_lately(view):
         return _sql(await db.call_as(identity, "dashboard.risk_item_emissions", params.riskItemId, params.riskItemUid))
     answer = await db.call_as(identity, "dashboard.view_risk_item", params.riskItemId, params.riskItemUid, "trpc")
